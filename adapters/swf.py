@@ -1,0 +1,143 @@
+"""Standard Workload Format (SWF): read (``.swf`` or ``.swf.gz``), write, clean.
+
+The SWF definition (Parallel Workloads Archive) has 18 whitespace-separated numeric fields
+per job and ``;`` header/comment lines; ``-1`` means missing. Header values are not always
+plain numbers (``; MaxNodes: 338 (batch partition; 512 total)``), keys may be right-aligned
+(``;       MaxJobs: 51987``) and some headers hold odd bytes (CEA-Curie): we take the leading
+integer, match ``;\\s*Key:`` and decode with replacement characters.
+"""
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+
+import numpy as np
+import pandas as pd
+
+from adapters.files import atomic_write, read_bytes
+from advisor.cleaning import CleaningOptions, clean
+from advisor.errors import BadInput, TraceFormatError
+from advisor.model import (SWF_FIELDS, SWF_FLOAT_FIELDS, Machine, TraceHeader, Workload,
+                           derive_columns, sort_jobs)
+
+_HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s?(.*)$")
+_LEADING_INT = re.compile(r"^\s*(-?\d+)")
+_INT_FIELDS = [f for f in SWF_FIELDS if f not in SWF_FLOAT_FIELDS]
+
+
+def _leading_int(value: str | None) -> int | None:
+    m = _LEADING_INT.match(value or "")
+    return int(m.group(1)) if m else None
+
+
+def parse_header(lines: list[str]) -> TraceHeader:
+    fields: dict[str, str] = {}
+    notes: list[str] = []
+    for line in lines:
+        m = _HEADER_RE.match(line)
+        if not m:
+            continue
+        key, value = m.group(1).strip(), m.group(2).strip()
+        if key == "Note":
+            notes.append(value)
+        else:
+            fields.setdefault(key, value)
+    return TraceHeader(
+        max_procs=_leading_int(fields.get("MaxProcs")),
+        max_nodes=_leading_int(fields.get("MaxNodes")),
+        unix_start_time=_leading_int(fields.get("UnixStartTime")),
+        time_zone_string=fields.get("TimeZoneString"),
+        notes=tuple(notes), fields=fields, lines=tuple(lines),
+    )
+
+
+def _locate_error(path: str, text: str) -> TraceFormatError:
+    """Slow path: find the first bad line, so the error names line and field exactly."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(";"):
+            continue
+        tokens = stripped.split(";", 1)[0].split()
+        if len(tokens) != len(SWF_FIELDS):
+            name = SWF_FIELDS[min(len(tokens), len(SWF_FIELDS) - 1)]
+            return TraceFormatError(
+                path, lineno, name, f"expected {len(SWF_FIELDS)} fields, found {len(tokens)}",
+                "each job line of an SWF file has 18 numbers; -1 marks a missing value")
+        for name, tok in zip(SWF_FIELDS, tokens):
+            try:
+                value = float(tok)
+            except ValueError:
+                return TraceFormatError(path, lineno, name, f"'{tok}' is not a number",
+                                        "use -1 for a missing value")
+            if not math.isfinite(value):
+                return TraceFormatError(path, lineno, name, f"'{tok}' is not a finite number",
+                                        "use -1 for a missing value")
+            if name not in SWF_FLOAT_FIELDS and value != int(value):
+                return TraceFormatError(path, lineno, name, f"'{tok}' is not an integer",
+                                        "this SWF field holds whole numbers")
+    return TraceFormatError(path, 0, "?", "the file could not be parsed as SWF")
+
+
+def _parse_body(path: str, text: str) -> pd.DataFrame:
+    try:
+        table = pd.read_csv(io.StringIO(text), sep=r"\s+", comment=";", header=None,
+                            names=list(SWF_FIELDS), dtype="float64", engine="c")
+    except (ValueError, pd.errors.ParserError) as e:
+        raise _locate_error(path, text) from e
+    values = table.to_numpy()
+    if values.size and not np.isfinite(values).all():
+        raise _locate_error(path, text)
+    ints = table[_INT_FIELDS].to_numpy()
+    if ints.size and (ints != np.floor(ints)).any():
+        raise _locate_error(path, text)
+    for f in _INT_FIELDS:
+        table[f] = table[f].astype("int64")
+    return table
+
+
+def read_swf(path: str | os.PathLike, *, procs: int | None = None,
+             cleaning: CleaningOptions | None = None) -> Workload:
+    """Read an SWF trace. ``procs`` overrides the header's MaxProcs (then MaxNodes).
+
+    Raises TraceFormatError (file, line, field) for malformed data, BadInput when the machine
+    size is unknown, SourceUnavailable when the file cannot be read.
+    """
+    path = str(path)
+    text = read_bytes(path).decode("utf-8", errors="replace")
+    header_lines = [ln for ln in text.splitlines() if ln.lstrip().startswith(";")]
+    header = parse_header(header_lines)
+    jobs = _parse_body(path, text)
+    size = procs or header.max_procs or header.max_nodes
+    if not size or size <= 0:
+        raise BadInput(f"{path}: the header gives no MaxProcs or MaxNodes; "
+                       "give the machine size with --procs N")
+    name = header.fields.get("Computer") or os.path.basename(path)
+    workload = Workload(jobs=sort_jobs(derive_columns(jobs)), machine=Machine(int(size), name),
+                        header=header, source=path)
+    return clean(workload, cleaning or CleaningOptions())
+
+
+def _format_column(values: np.ndarray, is_float: bool) -> list[str]:
+    if not is_float:
+        return [str(v) for v in values.tolist()]
+    return [str(int(v)) if float(v).is_integer() else repr(float(v)) for v in values.tolist()]
+
+
+def format_swf(workload: Workload) -> str:
+    """The workload as SWF text: its header lines verbatim (or a minimal one), then the jobs."""
+    header = list(workload.header.lines) or [
+        "; Version: 2.2",
+        f"; MaxProcs: {workload.machine.procs}",
+        "; Note: written by slurm-policy-advisor",
+    ]
+    jobs = workload.jobs
+    columns = [_format_column(jobs[f].to_numpy(), f in SWF_FLOAT_FIELDS) for f in SWF_FIELDS]
+    body = [" ".join(row) for row in zip(*columns)]
+    return "\n".join(header + body) + "\n"
+
+
+def write_swf(workload: Workload, path: str | os.PathLike) -> None:
+    """Write atomically; ``.gz`` paths are gzip-compressed."""
+    atomic_write(path, format_swf(workload))

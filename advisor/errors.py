@@ -1,0 +1,46 @@
+"""Errors the library raises. The CLI alone turns them into one-line messages and exit codes.
+
+Every error says what is wrong and how to fix it; none of them is a traceback for bad data.
+"""
+from __future__ import annotations
+
+
+class AdvisorError(Exception):
+    """Base class. ``exit_code`` is the documented code the CLI exits with."""
+
+    exit_code = 1
+
+
+class BadInput(AdvisorError):
+    """The user's input (a trace, a policy spec, an option) cannot be used as given."""
+
+    exit_code = 2
+
+
+class TraceFormatError(BadInput):
+    """A malformed SWF line: names the file, the line number and the field."""
+
+    def __init__(self, path: str, line: int, field: str, problem: str, fix: str = ""):
+        self.path, self.line, self.field = path, line, field
+        msg = f"{path}, line {line}, field '{field}': {problem}"
+        if fix:
+            msg += f" ({fix})"
+        super().__init__(msg)
+
+
+class SourceUnavailable(AdvisorError):
+    """A source the advisor needs (a file, a daemon, a command) cannot be reached."""
+
+    exit_code = 3
+
+
+class MissingExtra(AdvisorError):
+    """An optional dependency is not installed."""
+
+    exit_code = 4
+
+    def __init__(self, module: str, extra: str):
+        super().__init__(
+            f"this needs the optional package '{module}': install it with "
+            f"pip install 'slurm-policy-advisor[{extra}]'"
+        )

@@ -1,0 +1,39 @@
+"""Small helpers shared by the tests."""
+from __future__ import annotations
+
+import numpy as np
+
+from advisor.engine import make_arrays, run
+from advisor.model import workload_from_records
+from advisor.policy import parse_policy
+
+
+def starts(jobs: list[tuple], machine: int, spec: str, **config) -> list[int]:
+    """Start times of jobs given as (submit, procs, runtime[, estimate]) under a policy."""
+    records = [dict(submit=j[0], procs=j[1], runtime=j[2],
+                    estimate=j[3] if len(j) > 3 else j[2]) for j in jobs]
+    workload = workload_from_records(records, machine)
+    from dataclasses import replace
+    cfg = replace(parse_policy(spec).engine_config(), **config)
+    jobs_ = workload.jobs
+    arrays = make_arrays(jobs_["submit"], jobs_["runtime"], jobs_["estimate"], jobs_["procs"],
+                         machine)
+    start, _ = run(arrays, cfg)
+    # back to the caller's order (records are sorted by submit, then id = position)
+    out = np.empty(len(jobs), np.int64)
+    out[jobs_["job_id"].to_numpy() - 1] = start
+    return out.tolist()
+
+
+def peak_usage(start, runtime, procs) -> int:
+    """Most processors in use at once; a job ending at t frees before one starting at t."""
+    events = []
+    for s, r, p in zip(start, runtime, procs):
+        if r > 0:
+            events.append((s, 1, p))
+            events.append((s + r, 0, -p))
+    used = peak = 0
+    for _, _, delta in sorted(events):
+        used += delta
+        peak = max(peak, used)
+    return peak

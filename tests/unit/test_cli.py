@@ -1,0 +1,96 @@
+"""The command line as a user runs it: a real process, real bundled traces."""
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from adapters.swf import read_swf
+
+
+def advisor(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "advisor.cli", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def test_replay_json_contract(tmp_path):
+    done = advisor("replay", "CTC-SP2", "--policy", "easy:SPF:SPF", "--policy",
+                   "easy:FCFS:FCFS:T=20h", "--policy", "conservative:FCFS", "--drop-overruns",
+                   "--drop-oversize", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert set(doc["policies"]) == {"easy:SPF:SPF", "easy:FCFS:FCFS:T=20h", "conservative:FCFS"}
+    for result in doc["policies"].values():
+        assert {"jobs", "avg_wait", "max_wait", "avg_bsld", "utilization"} <= set(result)
+        assert result["jobs"] == doc["jobs"] == 70048
+        assert 0 < result["utilization"] < 1
+    assert doc["cleaning"]["removed"]["overruns"] == 7174
+    spf = doc["policies"]["easy:SPF:SPF"]
+    assert spf["avg_wait"] == pytest.approx(2784, rel=0.03)  # seed 002 Table 2
+
+
+def test_replay_writes_jobs_and_swf(tmp_path):
+    jobs_csv, swf = tmp_path / "jobs.csv", tmp_path / "sim.swf"
+    done = advisor("replay", "KTH-SP2", "--policy", "easy:FCFS:FCFS", "--jobs-out",
+                   str(jobs_csv), "--swf-out", str(swf), "--drop-overruns")
+    assert done.returncode == 0, done.stderr
+    assert "EASY-FCFS-FCFS" in done.stdout
+    table = pd.read_csv(jobs_csv)
+    assert list(table.columns[:7]) == ["job_id", "submit", "start", "end", "wait", "runtime",
+                                       "procs"]
+    assert (table["wait"] == table["start"] - table["submit"]).all()
+    simulated = read_swf(swf)
+    assert simulated.jobs["wait"].tolist() == table["wait"].tolist()
+    assert "simulated schedule under EASY-FCFS-FCFS" in simulated.header.notes[-1]
+
+
+def test_parquet_and_one_file_per_policy(tmp_path):
+    out = tmp_path / "jobs.parquet"
+    done = advisor("replay", "KTH-SP2", "--policy", "easy:FCFS:FCFS", "--policy", "easy:SPF:SPF",
+                   "--jobs-out", str(out))
+    assert done.returncode == 0, done.stderr
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["jobs.EASY-FCFS-FCFS.parquet", "jobs.EASY-SPF-SPF.parquet"]
+    assert len(pd.read_parquet(tmp_path / files[0])) == 28475
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["replay", "KTH-SP2", "--policy", "easy:FIFO"], 2, "unknown ordering policy 'FIFO'"),
+    (["replay", "no-such-trace.swf"], 3, "no trace file 'no-such-trace.swf'"),
+    (["replay", "KTH-SP2", "--procs", "50"], 2, "pass --drop-oversize or a larger --procs"),
+    (["replay", "KTH-SP2", "--estimates", "f=x"], 2, "--estimates f=x"),
+    (["tune", "KTH-SP2", "--weeks", "0"], 2, "--weeks must be at least 1"),
+])
+def test_errors_are_one_line_with_documented_codes(tmp_path, args, code, message):
+    done = advisor(*args)
+    assert done.returncode == code
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_malformed_trace_exit_2_and_no_partial_output(tmp_path):
+    bad = tmp_path / "bad.swf"
+    bad.write_text("; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n1 2 3\n")
+    out = tmp_path / "jobs.csv"
+    done = advisor("replay", str(bad), "--jobs-out", str(out))
+    assert done.returncode == 2 and "line 3" in done.stderr
+    assert not out.exists()
+
+
+def test_tune_json_and_plot(tmp_path):
+    png = tmp_path / "tune.png"
+    done = advisor("tune", "KTH-SP2", "--weeks", "3", "--workers", "1", "--threshold", "20h",
+                   "--plot", str(png), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["weeks"] == 3 and len(doc["policies"]) == 98
+    assert doc["best"]["train_avg_wait"] == min(p["train_avg_wait"] for p in doc["policies"])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_policies_lists_plugins_with_parameters():
+    done = advisor("policies", "--json")
+    doc = json.loads(done.stdout)
+    assert doc["threshold/queue"]["params"][0]["name"] == "T"
+    assert doc["backfill/depth"]["params"][0]["default"] == 2
