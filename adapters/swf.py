@@ -24,7 +24,7 @@ from advisor.model import (SWF_FIELDS, SWF_FLOAT_FIELDS, Machine, TraceHeader, W
 
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s?(.*)$")
 _LEADING_INT = re.compile(r"^\s*(-?\d+)")
-_INT_FIELDS = [f for f in SWF_FIELDS if f not in SWF_FLOAT_FIELDS]
+_INT_COLUMNS = [i for i, f in enumerate(SWF_FIELDS) if f not in SWF_FLOAT_FIELDS]
 
 
 def _leading_int(value: str | None) -> int | None:
@@ -87,14 +87,11 @@ def _parse_body(path: str, text: str) -> pd.DataFrame:
     except (ValueError, pd.errors.ParserError) as e:
         raise _locate_error(path, text) from e
     values = table.to_numpy()
-    if values.size and not np.isfinite(values).all():
+    ints = values[:, _INT_COLUMNS]
+    if values.size and (not np.isfinite(values).all() or (ints != np.floor(ints)).any()):
         raise _locate_error(path, text)
-    ints = table[_INT_FIELDS].to_numpy()
-    if ints.size and (ints != np.floor(ints)).any():
-        raise _locate_error(path, text)
-    for f in _INT_FIELDS:
-        table[f] = table[f].astype("int64")
-    return table
+    return pd.DataFrame({f: values[:, i] if f in SWF_FLOAT_FIELDS else
+                         values[:, i].astype(np.int64) for i, f in enumerate(SWF_FIELDS)})
 
 
 def read_swf(path: str | os.PathLike, *, procs: int | None = None,

@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from advisor.errors import AdvisorError, BadInput, MissingExtra, SourceUnavailable
 
@@ -57,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-job results, CSV or .parquet (one file per policy: the "
                         "policy's label is added to the name when there are several)")
     p.add_argument("--swf-out", metavar="FILE", help="the simulated schedule as an SWF log")
+    p.add_argument("--pass-per-event", action="store_true",
+                   help="one scheduling pass after every event, instead of one after all "
+                        "completions and arrivals of the same second")
 
     p = sub.add_parser("tune", help="seed 002's train/test study over resampled weeks")
     _trace_options(p)
@@ -136,7 +138,9 @@ def cmd_replay(args, out: Console) -> int:
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
     estimates = _estimates(args.estimates)
     workload = _load(args)
-    results = replay(workload, policies, replace(estimates, seed=args.seed))
+    from advisor.engine import EngineConfig
+    results = replay(workload, policies, replace(estimates, seed=args.seed),
+                     EngineConfig(batch=not args.pass_per_event))
     several = len(results) > 1
     for r in results:
         if args.jobs_out:
@@ -152,6 +156,8 @@ def cmd_replay(args, out: Console) -> int:
 
 
 def cmd_tune(args, out: Console) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
     from advisor.plugins import parse_duration
     from advisor.report import tune_table
     from advisor.runner import make_executor

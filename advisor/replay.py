@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from advisor import metrics
-from advisor.engine import Estimates, job_arrays, run
+from advisor.engine import EngineConfig, Estimates, job_arrays, run
 from advisor.model import Workload
 from advisor.policy import Policy
 
@@ -27,12 +27,13 @@ class ReplayResult:
         return {"policy": self.policy.spec, "label": self.policy.label, **self.summary}
 
 
-def replay(workload: Workload, policies: list[Policy],
-           estimates: Estimates = Estimates()) -> list[ReplayResult]:
+def replay(workload: Workload, policies: list[Policy], estimates: Estimates = Estimates(),
+           base: EngineConfig = EngineConfig()) -> list[ReplayResult]:
+    """Simulate each policy; ``base`` carries engine settings common to all (event rule)."""
     arrays = job_arrays(workload, estimates)
     results = []
     for policy in policies:
-        start, _ = run(arrays, policy.engine_config())
+        start, _ = run(arrays, policy.engine_config(base))
         table = metrics.schedule_table(arrays.submit, start, arrays.runtime, arrays.procs,
                                        workload.jobs["job_id"].to_numpy())
         results.append(ReplayResult(policy, table, metrics.summary(table, arrays.machine)))

@@ -1,6 +1,8 @@
 """Reports: rich renderables for the terminal, and the same content as JSON-ready dicts."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -9,7 +11,9 @@ from rich.text import Text
 from advisor.model import Workload
 from advisor.plugins import describe_params, registry
 from advisor.replay import ReplayResult
-from advisor.tune import TuneResult
+
+if TYPE_CHECKING:  # tune pulls in the process pool machinery: not needed to print a replay
+    from advisor.tune import TuneResult
 
 
 def _hms(seconds: float) -> str:

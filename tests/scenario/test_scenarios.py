@@ -109,3 +109,12 @@ def test_overrunning_job_is_expected_to_end_one_second_from_now():
     # is 11 (J1 is overdue); J3 (1 proc, 1 s, arrives 10) ends by 11 and backfills at 10.
     jobs = [(0, 1, 20, 5), (10, 2, 5), (10, 1, 1)]
     assert starts(jobs, 2, "easy:FCFS:FCFS") == [0, 20, 10]
+
+
+def test_one_pass_per_event_is_the_named_alternative():
+    # Machine of 1, SPF. J1 ends at 10 when J2 (50 s) and J3 (5 s) arrive together. One pass
+    # after all of them sees both and starts the shorter J3; a pass per event starts J2 as
+    # soon as it arrives, before J3 is even queued.
+    jobs = [(0, 1, 10), (10, 1, 50), (10, 1, 5)]
+    assert starts(jobs, 1, "easy:SPF:SPF") == [0, 15, 10]
+    assert starts(jobs, 1, "easy:SPF:SPF", batch=False) == [0, 10, 60]
