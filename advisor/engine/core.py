@@ -118,6 +118,11 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     nq = npr = npb = nrl = hn = 0
     free = machine
     ai = 0
+    # CONSERVATIVE: a promise can fall on a second when nothing completes or arrives (after an
+    # overdue job's or a zero estimate's one-second hold); the promised processors are free
+    # then, so the scheduler wakes up, as a real one does. (EASY and DEPTH recompute their
+    # reservations every pass: processors free up only at completions, which are events.)
+    t_wake = NEVER
     sort_pr = primary != FCFS
     sort_pb = secondary != FCFS and secondary != primary and mode != NO_BACKFILL
     profile_mode = mode == DEPTH or mode == CONSERVATIVE
@@ -125,7 +130,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     while True:
         t_arr = submit[ai] if ai < n else NEVER
         t_end = ht[0] if hn > 0 else NEVER
-        t = min(t_arr, t_end)
+        t = min(t_arr, t_end, t_wake)
+        t_wake = NEVER
         if t == NEVER:
             break
         # Completions first, then arrivals, then one pass (or one event per pass).
@@ -237,6 +243,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                                                  runtime, estimate, procs)
                 else:
                     resv[j] = anchor
+                    if mode == CONSERVATIVE:
+                        t_wake = min(t_wake, anchor)
                     if first_resv[j] < 0:
                         first_resv[j] = anchor
                     nres += 1
