@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -105,7 +106,7 @@ def _resolve_trace(name: str | None) -> Path:
     matches = [p for p in bundled if p.name.lower().startswith(name.lower())]
     if len(matches) == 1:
         return matches[0]
-    names = ", ".join(p.name.split("-19")[0].split("-20")[0] for p in bundled)
+    names = ", ".join(re.sub(r"-\d{4}-.*", "", p.name) for p in bundled)
     raise SourceUnavailable(f"no trace file '{name}' (bundled traces: {names})")
 
 

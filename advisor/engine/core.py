@@ -87,6 +87,76 @@ def backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr, npr, opb
 
 
 @njit(cache=True)
+def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
+                 state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs):
+    """Reservation-based backfilling on a free-processor profile (seed 001 Fig. 1).
+
+    DEPTH: in primary order, a job starts if it fits now, else gets a reservation, until
+    `depth` jobs hold one; the others then backfill, in the secondary order, if they fit now
+    without delaying any reservation. CONSERVATIVE: every job keeps its reservation between
+    passes, and each pass takes each job out and puts it back as early as it fits
+    (compression, seed 001 §2.1), so no job is ever pushed back.
+    Returns (free processors, heap size, running count, wake-up time).
+    """
+    # the profile: running jobs release their processors at their expected ends
+    pt[0] = t
+    pf[0] = free
+    m = 1
+    for r in range(nrl):
+        e = max(exp_end[rl[r]], t + 1)
+        if e == pt[m - 1]:
+            pf[m - 1] += procs[rl[r]]
+        else:
+            pt[m] = e
+            pf[m] = pf[m - 1] + procs[rl[r]]
+            m += 1
+    if mode == CONSERVATIVE:  # and the promises made to queued jobs hold theirs
+        for a in range(nq):
+            j = q[a]
+            if resv[j] >= 0:
+                s = max(resv[j], t)
+                m = profile_add(pt, pf, m, s, s + held(estimate[j]), -procs[j])
+    t_wake = NEVER
+    nres = 0
+    for a in range(npo):
+        j = order[a]
+        if mode == CONSERVATIVE and resv[j] >= 0:
+            s = max(resv[j], t)   # compression: out, then back in as early as it fits
+            m = profile_add(pt, pf, m, s, s + held(estimate[j]), procs[j])
+        elif mode == DEPTH and nres >= depth:
+            mark[j] = 1
+            continue
+        anchor = profile_anchor(pt, pf, m, procs[j], held(estimate[j]))
+        m = profile_add(pt, pf, m, anchor, anchor + held(estimate[j]), -procs[j])
+        if anchor == t:
+            free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
+                                      runtime, estimate, procs)
+            continue
+        resv[j] = anchor
+        if first_resv[j] < 0:
+            first_resv[j] = anchor
+        nres += 1
+        if mode == CONSERVATIVE:
+            # A promise can fall on a second when nothing completes or arrives (after an
+            # overdue job's or a zero estimate's one-second hold) with its processors free:
+            # the scheduler wakes up then, as a real one does. DEPTH needs no wake-up: it
+            # recomputes reservations, and processors free up only at completions (events).
+            t_wake = min(t_wake, anchor)
+    if mode == DEPTH:
+        for a in range(nb):
+            j = border[a]
+            if mark[j] == 0:
+                continue
+            mark[j] = 0
+            if procs[j] <= free and profile_anchor(pt, pf, m, procs[j],
+                                                   held(estimate[j])) == t:
+                m = profile_add(pt, pf, m, t, t + held(estimate[j]), -procs[j])
+                free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj,
+                                          rl, runtime, estimate, procs)
+    return free, hn, nrl, t_wake
+
+
+@njit(cache=True)
 def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, secondary,
              threshold, shadow_rule, batch):
     """Simulate one policy. Returns (start times, first reservation of each job or -1).
@@ -118,13 +188,9 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     nq = npr = npb = nrl = hn = 0
     free = machine
     ai = 0
-    # CONSERVATIVE: a promise can fall on a second when nothing completes or arrives (after an
-    # overdue job's or a zero estimate's one-second hold); the promised processors are free
-    # then, so the scheduler wakes up, as a real one does. (EASY and DEPTH recompute their
-    # reservations every pass: processors free up only at completions, which are events.)
-    t_wake = NEVER
+    t_wake = NEVER                  # CONSERVATIVE: next promised start (see profile_pass)
     sort_pr = primary != FCFS
-    sort_pb = secondary != FCFS and secondary != primary and mode != NO_BACKFILL
+    sort_pb = secondary != FCFS and secondary != primary and (mode == EASY or mode == DEPTH)
     profile_mode = mode == DEPTH or mode == CONSERVATIVE
 
     while True:
@@ -185,8 +251,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                 if procs[j] > free:
                     head = j
                     break
-                free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
-                                             runtime, estimate, procs)
+                free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj,
+                                          rl, runtime, estimate, procs)
             if head >= 0 and mode == EASY:
                 shadow, extra = easy_shadow(t, free, procs[head], rl, nrl, exp_end, procs,
                                             shadow_rule)
@@ -205,63 +271,14 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                     if ends_by_shadow or procs[j] <= extra:
                         if not ends_by_shadow:
                             extra -= procs[j]
-                        free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
-                                                     runtime, estimate, procs)
+                        free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end,
+                                                  ht, hj, rl, runtime, estimate, procs)
         else:
-            # ---- reservation profile of the running jobs (and, conservatively, the queue)
-            pt[0] = t
-            pf[0] = free
-            m = 1
-            for r in range(nrl):
-                e = max(exp_end[rl[r]], t + 1)
-                if e == pt[m - 1]:
-                    pf[m - 1] += procs[rl[r]]
-                else:
-                    pt[m] = e
-                    pf[m] = pf[m - 1] + procs[rl[r]]
-                    m += 1
-            if mode == CONSERVATIVE:
-                for a in range(nq):
-                    j = q[a]
-                    if resv[j] >= 0:
-                        s = max(resv[j], t)
-                        m = profile_add(pt, pf, m, s, s + held(estimate[j]), -procs[j])
-            nres = 0
-            for a in range(npo):
-                j = order[a]
-                if mode == CONSERVATIVE and resv[j] >= 0:
-                    # compression: take the job out and put it back as early as it fits
-                    s = max(resv[j], t)
-                    m = profile_add(pt, pf, m, s, s + held(estimate[j]), procs[j])
-                elif mode == DEPTH and nres >= depth:
-                    mark[j] = 1
-                    continue
-                anchor = profile_anchor(pt, pf, m, procs[j], held(estimate[j]))
-                m = profile_add(pt, pf, m, anchor, anchor + held(estimate[j]), -procs[j])
-                if anchor == t:
-                    free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
-                                                 runtime, estimate, procs)
-                else:
-                    resv[j] = anchor
-                    if mode == CONSERVATIVE:
-                        t_wake = min(t_wake, anchor)
-                    if first_resv[j] < 0:
-                        first_resv[j] = anchor
-                    nres += 1
-            if mode == DEPTH:
-                border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr,
-                                            npr, opb, npb, key, submit, estimate, procs)
-                for a in range(nb):
-                    j = border[a]
-                    if mark[j] == 0:
-                        continue
-                    mark[j] = 0
-                    if procs[j] > free:
-                        continue
-                    if profile_anchor(pt, pf, m, procs[j], held(estimate[j])) == t:
-                        m = profile_add(pt, pf, m, t, t + held(estimate[j]), -procs[j])
-                        free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
-                                                     runtime, estimate, procs)
+            border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr,
+                                        npr, opb, npb, key, submit, estimate, procs)
+            free, hn, nrl, t_wake = profile_pass(
+                t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
+                state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs)
 
         nq = keep_queued(q, nq, state, QUEUED)
         if sort_pr:

@@ -67,19 +67,11 @@ def test_easy_head_never_starts_after_its_reservation(arrays, secondary, shadow)
     assert (start[reserved] <= reservation[reserved]).all()
 
 
-@settings(max_examples=400, deadline=None)
-@given(workloads(exact=True), st.sampled_from(ORDERS))
-def test_conservative_exact_estimates_keep_every_reservation(arrays, primary):
-    config = EngineConfig(backfill="conservative", primary=primary)
-    start, reservation = run(arrays, config)
-    reserved = reservation >= 0
-    assert (start[reserved] <= reservation[reserved]).all()
-
-
-@settings(max_examples=300, deadline=None)
-@given(workloads(no_overruns=True), st.sampled_from(ORDERS))
-def test_conservative_compression_never_delays_a_job(arrays, primary):
-    # Jobs ending early only let compression move reservations earlier (seed 001 §2.1).
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(workloads(exact=True), workloads(no_overruns=True)), st.sampled_from(ORDERS))
+def test_conservative_never_starts_a_job_after_its_first_reservation(arrays, primary):
+    # With exact estimates the schedule never changes; with jobs ending early, compression
+    # only moves reservations earlier (seed 001 §2.1).
     start, reservation = run(arrays, EngineConfig(backfill="conservative", primary=primary))
     reserved = reservation >= 0
     assert (start[reserved] <= reservation[reserved]).all()

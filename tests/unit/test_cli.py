@@ -94,3 +94,15 @@ def test_policies_lists_plugins_with_parameters():
     doc = json.loads(done.stdout)
     assert doc["threshold/queue"]["params"][0]["name"] == "T"
     assert doc["backfill/depth"]["params"][0]["default"] == 2
+
+
+def test_bench_prints_every_figure():
+    # Figures only: nothing here asserts a speed (speed is measured, never tested).
+    done = advisor("bench", "--repeat", "1", "--skip-tune", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [t["trace"] for t in doc["traces"]] == ["KTH-SP2", "CTC-SP2", "SDSC-BLUE"]
+    for t in doc["traces"]:
+        assert t["jobs"] > 20000 and t["parse_s"] > 0 and t["peak_rss_mib"] > 0
+        assert set(t["sim_s"]) == {"easy:FCFS:FCFS", "easy:SPF:SPF"}
+    assert doc["compile_s"] > 0 and doc["replay_process_s"]["seconds"] > 0
