@@ -89,7 +89,7 @@ def bench(repeat: int = 5, tune: bool = True) -> dict:
         figures["traces"].append(json.loads(out))
     figures["replay_process_s"] = {
         "command": "advisor replay KTH-SP2 --policy easy:FCFS:FCFS --json",
-        "seconds": _timed(["replay", "KTH-SP2", "--policy", "easy:FCFS:FCFS", "--json"], 3)}
+        "seconds": _timed(["replay", "KTH-SP2", "--policy", "easy:FCFS:FCFS", "--json"], 5)}
     if tune:
         figures["tune_process_s"] = {
             "command": "advisor tune KTH-SP2 --weeks 250 --json",
