@@ -27,14 +27,14 @@ POLICIES = ("easy:FCFS:FCFS", "easy:SPF:SPF")
 
 
 def trace_figures(name: str, repeat: int) -> dict:
+    from adapters.swf import read_swf
     from advisor.cleaning import CleaningOptions
-    from advisor.cli import _resolve_trace
     from advisor.engine import job_arrays, run
     from advisor.policy import parse_policy
-    from adapters.swf import read_swf
+    from advisor.replay import resolve_trace
 
     t0 = time.perf_counter()
-    workload = read_swf(_resolve_trace(name),
+    workload = read_swf(resolve_trace(name),
                         cleaning=CleaningOptions(drop_overruns=True, drop_oversize=True))
     arrays = job_arrays(workload)
     parse = time.perf_counter() - t0

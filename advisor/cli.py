@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
-from advisor.errors import AdvisorError, BadInput, MissingExtra, SourceUnavailable
+from advisor.errors import AdvisorError, BadInput, MissingExtra
 
 EXIT_OK, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -95,30 +94,16 @@ def _estimates(text: str):
     raise BadInput(f"--estimates {text}: use user, exact or f=N (N >= 1)")
 
 
-def _resolve_trace(name: str | None) -> Path:
-    from advisor.replay import BUNDLED_TRACES, DEFAULT_TRACE
-    if name is None:
-        return DEFAULT_TRACE
-    path = Path(name)
-    if path.exists():
-        return path
-    bundled = sorted(BUNDLED_TRACES.glob("*.swf.gz"))
-    matches = [p for p in bundled if p.name.lower().startswith(name.lower())]
-    if len(matches) == 1:
-        return matches[0]
-    names = ", ".join(re.sub(r"-\d{4}-.*", "", p.name) for p in bundled)
-    raise SourceUnavailable(f"no trace file '{name}' (bundled traces: {names})")
-
-
 def _load(args):
     from adapters.swf import read_swf
     from advisor.cleaning import CleaningOptions
+    from advisor.replay import resolve_trace
     cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
                                drop_oversize=args.drop_oversize,
                                drop_overruns=args.drop_overruns)
     if args.procs is not None and args.procs <= 0:
         raise BadInput("--procs must be a positive number of processors")
-    return read_swf(_resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
+    return read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
 
 
 def _per_policy_path(path: str, label: str, several: bool) -> Path:
@@ -133,13 +118,13 @@ def _per_policy_path(path: str, label: str, several: bool) -> Path:
 def cmd_replay(args, out: Console) -> int:
     from adapters.files import write_table
     from adapters.swf import write_swf
+    from advisor.engine import EngineConfig
     from advisor.policy import parse_policy
     from advisor.replay import DEFAULT_POLICIES, replay, simulated_workload
     from advisor.report import replay_dict, replay_table
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
     estimates = _estimates(args.estimates)
     workload = _load(args)
-    from advisor.engine import EngineConfig
     results = replay(workload, policies, replace(estimates, seed=args.seed),
                      EngineConfig(batch=not args.pass_per_event))
     several = len(results) > 1

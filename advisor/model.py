@@ -79,9 +79,6 @@ class Workload:
     def with_jobs(self, jobs: pd.DataFrame, **changes) -> "Workload":
         return replace(self, jobs=sort_jobs(jobs), **changes)
 
-    def with_procs(self, procs: int) -> "Workload":
-        return replace(self, machine=Machine(procs=int(procs), name=self.machine.name))
-
 
 def sort_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     """Submit order, ties by job id: the order the engine breaks every tie with."""

@@ -11,12 +11,12 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
-from advisor.engine import EngineConfig, Estimates, JobArrays, job_arrays, make_arrays, run
+from advisor.engine import EngineConfig, Estimates, JobArrays, job_arrays, run
 from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK, Workload
 from advisor.plugins import format_duration
@@ -61,11 +61,9 @@ class WeekSampler:
         total = int(lengths.sum())
         shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
         idx = self.order[shift + np.arange(total)]
-        a = self.arrays
-        submit = a.submit[idx] - self.begin - self.week[idx] * SECONDS_PER_WEEK
+        submit = self.arrays.submit[idx] - self.begin - self.week[idx] * SECONDS_PER_WEEK
         keep = np.lexsort((idx, submit))
-        idx, submit = idx[keep], submit[keep]
-        return make_arrays(submit, a.runtime[idx], a.estimate[idx], a.procs[idx], a.machine)
+        return replace(self.arrays.take(idx[keep]), submit=submit[keep])
 
 
 def split(workload: Workload) -> int:
@@ -138,9 +136,7 @@ def tune(workload: Workload, *, weeks: int = 250, seed: int = 0,
     halves = []
     for h, (lo, hi) in enumerate(((first, mid), (mid, last))):
         inside = (arrays.submit >= lo) & (arrays.submit < hi)
-        half = make_arrays(arrays.submit[inside], arrays.runtime[inside],
-                           arrays.estimate[inside], arrays.procs[inside], arrays.machine)
-        sampler = WeekSampler(half, user[inside], lo, hi)
+        sampler = WeekSampler(arrays.take(inside), user[inside], lo, hi)
         rng = np.random.default_rng([seed, h])
         halves.append([sampler.sample(rng) for _ in range(weeks)])
 

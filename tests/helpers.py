@@ -1,9 +1,11 @@
 """Small helpers shared by the tests."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from advisor.engine import make_arrays, run
+from advisor.engine import job_arrays, run
 from advisor.model import workload_from_records
 from advisor.policy import parse_policy
 
@@ -13,15 +15,10 @@ def starts(jobs: list[tuple], machine: int, spec: str, **config) -> list[int]:
     records = [dict(submit=j[0], procs=j[1], runtime=j[2],
                     estimate=j[3] if len(j) > 3 else j[2]) for j in jobs]
     workload = workload_from_records(records, machine)
-    from dataclasses import replace
-    cfg = replace(parse_policy(spec).engine_config(), **config)
-    jobs_ = workload.jobs
-    arrays = make_arrays(jobs_["submit"], jobs_["runtime"], jobs_["estimate"], jobs_["procs"],
-                         machine)
-    start, _ = run(arrays, cfg)
+    start, _ = run(job_arrays(workload), replace(parse_policy(spec).engine_config(), **config))
     # back to the caller's order (records are sorted by submit, then id = position)
     out = np.empty(len(jobs), np.int64)
-    out[jobs_["job_id"].to_numpy() - 1] = start
+    out[workload.jobs["job_id"].to_numpy() - 1] = start
     return out.tolist()
 
 

@@ -60,6 +60,11 @@ class JobArrays:
     def __len__(self) -> int:
         return int(self.submit.shape[0])
 
+    def take(self, index: np.ndarray) -> "JobArrays":
+        """The jobs at ``index`` (a boolean mask or positions), on the same machine."""
+        return JobArrays(self.submit[index], self.runtime[index], self.estimate[index],
+                         self.procs[index], self.machine)
+
 
 def job_arrays(workload: Workload, estimates: Estimates = Estimates()) -> JobArrays:
     jobs = workload.jobs

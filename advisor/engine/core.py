@@ -27,7 +27,7 @@ NO_BACKFILL, EASY, DEPTH, CONSERVATIVE = 0, 1, 2, 3
 # Shadow-time ties in EASY (see ``easy_shadow``).
 SHADOW_ALL, SHADOW_FIRST = 0, 1
 
-FUTURE, QUEUED, RUNNING, DONE = 0, 1, 2, 3
+QUEUED, RUNNING, DONE = 1, 2, 3  # job states; 0: not submitted yet
 NEVER = np.iinfo(np.int64).max
 
 
@@ -132,11 +132,11 @@ def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, fr
             free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
                                       runtime, estimate, procs)
             continue
-        resv[j] = anchor
         if first_resv[j] < 0:
             first_resv[j] = anchor
         nres += 1
         if mode == CONSERVATIVE:
+            resv[j] = anchor  # the promise, kept to the next pass
             # A promise can fall on a second when nothing completes or arrives (after an
             # overdue job's or a zero estimate's one-second hold) with its processors free:
             # the scheduler wakes up then, as a real one does. DEPTH needs no wake-up: it
@@ -274,8 +274,10 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                         free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end,
                                                   ht, hj, rl, runtime, estimate, procs)
         else:
-            border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr,
-                                        npr, opb, npb, key, submit, estimate, procs)
+            border, nb = q, nq  # conservative backfills nothing: every job has its promise
+            if mode == DEPTH:
+                border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq,
+                                            opr, npr, opb, npb, key, submit, estimate, procs)
             free, hn, nrl, t_wake = profile_pass(
                 t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
                 state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs)

@@ -18,10 +18,7 @@ def test_sampled_week_takes_each_users_jobs_from_one_week(trace):
     user = w.jobs["user"].to_numpy()
     begin, end = int(arrays.submit[0]), split(w)
     inside = arrays.submit < end
-    from advisor.engine import make_arrays
-    half = make_arrays(arrays.submit[inside], arrays.runtime[inside], arrays.estimate[inside],
-                       arrays.procs[inside], arrays.machine)
-    sampler = WeekSampler(half, user[inside], begin, end)
+    sampler = WeekSampler(arrays.take(inside), user[inside], begin, end)
     week = sampler.sample(np.random.default_rng(1))
     assert len(week) > 0
     assert (week.submit >= 0).all() and (week.submit < SECONDS_PER_WEEK).all()
