@@ -3,8 +3,10 @@
 Exit codes:
   0  success
   1  internal error (a bug: please report it with the command line)
-  2  bad input: a malformed trace, an unknown policy or option value
-  3  a source is unavailable: a file that cannot be read or written
+  2  bad input: a malformed trace, an unknown policy or option value, a Slurm document
+     in an unknown schema or malformed
+  3  a source is unavailable: a file that cannot be read or written, a Slurm command
+     that fails, times out or is missing (slurmctld or slurmdbd down)
   4  an optional extra is missing (the message names the pip command)
   130 interrupted
 """
@@ -40,6 +42,28 @@ def _trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
 
+def _slurm_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slurm-bin", metavar="DIR", help="directory of Slurm's commands "
+                   "(default: PATH)")
+    p.add_argument("--slurm-timeout", type=float, default=30.0, metavar="S",
+                   help="seconds each Slurm command may take")
+
+
+def _source_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from", dest="source", default="slurm", metavar="SOURCE",
+                   help="slurm (pyslurm when installed, else the commands), slurm:cli, "
+                        "slurm:pyslurm, or swf:TRACE@TIME with TIME in seconds since the "
+                        "trace's start (10d, 36h) or a date (1996-10-01T12:00)")
+    _slurm_options(p)
+
+
+def _commands(args):
+    from adapters.slurm_cli import SlurmCommands
+    if args.slurm_timeout <= 0:
+        raise BadInput("--slurm-timeout must be a positive number of seconds")
+    return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="advisor", description=(
         "Which Slurm scheduling configuration serves your cluster best, proven by "
@@ -67,6 +91,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also evaluate the 49 policies with this queue threshold (e.g. 20h)")
     p.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     p.add_argument("--plot", metavar="PNG", help="write seed 002 Fig. 8-style plot")
+
+    p = sub.add_parser("snapshot", help="the state the advisor sees: a live Slurm cluster, "
+                       "or a trace replayed up to a moment")
+    _source_options(p)
+    p.add_argument("--policy", default="easy:FCFS:FCFS", metavar="SPEC",
+                   help="swf sources: the policy the trace is replayed under")
+    p.add_argument("--top", type=int, default=10, help="pending jobs shown")
+    p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
+    p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+
+    p = sub.add_parser("history", help="finished jobs from slurmdbd (sacct) as an SWF trace")
+    p.add_argument("--from", dest="source", default="slurm", choices=["slurm"],
+                   help="where the history comes from")
+    p.add_argument("--since", default="30d", help="how far back: 30d, 12h, or a date "
+                   "(2026-11-01)")
+    p.add_argument("--until", help="end of the window (a date; default: now)")
+    p.add_argument("--out", required=True, metavar="FILE", help="the SWF file (.swf or "
+                   ".swf.gz)")
+    p.add_argument("--procs", type=int, help="the machine's CPUs for the SWF header "
+                   "(default: the widest job; sacct does not know the machine)")
+    _slurm_options(p)
+    p.add_argument("--json", action="store_true", help="print a summary as JSON")
 
     p = sub.add_parser("policies", help="list installed policy plugins and their parameters")
     p.add_argument("--json", action="store_true")
@@ -175,6 +221,55 @@ def cmd_tune(args, out: Console) -> int:
     return EXIT_OK
 
 
+def cmd_snapshot(args, out: Console) -> int:
+    from adapters.sources import SourceOptions, take_snapshot
+    from advisor.report import snapshot_view
+    snap = take_snapshot(args.source, SourceOptions(commands=_commands(args),
+                                                    policy=args.policy))
+    doc = snap.to_dict()
+    if args.out:
+        from adapters.files import atomic_write
+        atomic_write(args.out, json.dumps(doc, indent=1) + "\n")
+    if args.json:
+        _emit_json(doc)
+    else:
+        out.print(snapshot_view(snap, top=args.top))
+    return EXIT_OK
+
+
+def cmd_history(args, out: Console) -> int:
+    import time
+
+    from adapters.slurm_cli import history
+    from adapters.swf import write_swf
+    from advisor.report import workload_caption, workload_dict
+    now = int(time.time())
+    since, until = _moment(args.since, now, ago=True), _moment(args.until, now) \
+        if args.until else None
+    workload = history(since, until, _commands(args), args.procs)
+    write_swf(workload, args.out)
+    if args.json:
+        _emit_json({**workload_dict(workload), "out": args.out, "since": since,
+                    "until": until})
+    else:
+        out.print(workload_caption(workload))
+        out.print(f"written to {args.out}")
+    return EXIT_OK
+
+
+def _moment(text: str, now: int, ago: bool = False) -> int:
+    """An epoch from a date (2026-11-01[T12:00]) or, with ``ago``, a duration back (30d)."""
+    from datetime import datetime
+
+    from advisor.plugins import parse_duration
+    try:
+        return int(datetime.fromisoformat(text).timestamp())
+    except ValueError:
+        if ago:
+            return now - parse_duration(text)
+        raise BadInput(f"'{text}' is not a date; write e.g. 2026-11-01T12:00") from None
+
+
 def cmd_policies(args, out: Console) -> int:
     from advisor.report import policies_dict, policies_table
     if args.json:
@@ -194,8 +289,8 @@ def cmd_bench(args, out: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "policies": cmd_policies,
-            "bench": cmd_bench}
+COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "snapshot": cmd_snapshot,
+            "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,9 @@ epoch of time 0 is ``TraceHeader.unix_start_time`` when the trace says it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from types import UnionType
+from typing import Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 import pandas as pd
@@ -76,7 +78,7 @@ class Workload:
     def __len__(self) -> int:
         return len(self.jobs)
 
-    def with_jobs(self, jobs: pd.DataFrame, **changes) -> "Workload":
+    def with_jobs(self, jobs: pd.DataFrame, **changes) -> Workload:
         return replace(self, jobs=sort_jobs(jobs), **changes)
 
 
@@ -117,3 +119,181 @@ def workload_from_records(records: list[dict], procs: int, name: str = "memory")
         jobs[f] = jobs[f].astype("float64" if f in SWF_FLOAT_FIELDS else "int64")
     return Workload(jobs=sort_jobs(derive_columns(jobs)), machine=Machine(procs, name),
                     source=name)
+
+
+# ------------------------------------------------------------------------------------------
+# The state of a cluster at one moment: what the advisor simulates forward from.
+#
+# A live Slurm cluster and a trace replayed up to a moment both produce a ``Snapshot``, so
+# everything downstream runs one code path. Times are integer seconds: epoch seconds for a
+# live cluster, the trace's own clock for a trace. Durations are seconds, and ``None`` means
+# unlimited (Slurm's INFINITE / UNLIMITED) or unknown.
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    cpus: int
+    state: str = "IDLE"              # Slurm's base state, upper case; flags follow after '+'
+    alloc_cpus: int = 0
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Partition:
+    name: str
+    nodes: tuple[str, ...]
+    max_time: int | None = None      # seconds; None: UNLIMITED
+    default_time: int | None = None  # seconds; None: NONE (the job gets max_time)
+    priority_tier: int = 1
+    priority_job_factor: int = 1
+    oversubscribe: str = "NO"
+    default: bool = False
+    state: str = "UP"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The machine of a snapshot: nodes and the partitions that group them."""
+
+    name: str
+    nodes: tuple[Node, ...]
+    partitions: tuple[Partition, ...]
+
+    @property
+    def cpus(self) -> int:
+        return sum(n.cpus for n in self.nodes)
+
+    def partition(self, name: str) -> Partition | None:
+        return next((p for p in self.partitions if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A running or pending job as the scheduler sees it (no actual runtime: unknown yet)."""
+
+    job_id: int
+    user: str
+    partition: str                   # running: where it runs; pending: the first requested
+    cpus: int
+    state: str                       # RUNNING, PENDING, ...
+    submit_time: int
+    time_limit: int | None           # seconds; None: UNLIMITED
+    nodes: int = 1                   # node count
+    account: str = ""
+    qos: str = ""
+    partitions: tuple[str, ...] = () # pending jobs may ask for several
+    eligible_time: int | None = None
+    start_time: int | None = None    # running: when it started; pending: None
+    expected_start: int | None = None  # pending: Slurm's backfill estimate, when it has one
+    elapsed: int | None = None       # running: seconds run so far
+    node_list: tuple[str, ...] = ()  # running: allocated nodes
+    priority: int | None = None
+    priority_factors: dict[str, float] = field(default_factory=dict)  # sprio's columns
+    state_reason: str = ""
+    dependency: str = ""
+    held: bool = False
+    nice: int = 0
+    exclusive: bool = False
+
+
+@dataclass(frozen=True)
+class BackfillParameters:
+    """SchedulerParameters that steer Slurm's schedulers, typed, with Slurm's defaults
+    (slurm.conf(5) SchedulerParameters). Units as Slurm's: bf_window in minutes."""
+
+    bf_interval: int = 30            # seconds
+    bf_window: int = 1440            # minutes
+    bf_resolution: int = 60          # seconds
+    bf_max_job_test: int = 500
+    bf_job_part_count_reserve: int = 0   # 0: every job may reserve
+    bf_min_age_reserve: int = 0      # seconds
+    bf_min_prio_reserve: int = 0
+    bf_continue: bool = False
+    bf_max_job_part: int = 0
+    bf_max_job_user: int = 0
+    default_queue_depth: int = 100
+    sched_interval: int = 60         # seconds
+
+
+@dataclass(frozen=True)
+class SchedulingConfig:
+    """The scheduling configuration in effect (``scontrol show config``). Defaults: Slurm's."""
+
+    priority_type: str = "priority/basic"
+    priority_weight_age: int = 0
+    priority_weight_assoc: int = 0
+    priority_weight_fairshare: int = 0
+    priority_weight_job_size: int = 0
+    priority_weight_partition: int = 0
+    priority_weight_qos: int = 0
+    priority_weight_tres: dict[str, float] = field(default_factory=dict)
+    priority_flags: tuple[str, ...] = ()
+    priority_max_age: int = 7 * 86400      # seconds
+    priority_calc_period: int = 300        # seconds
+    priority_decay_half_life: int = 7 * 86400
+    priority_favor_small: bool = False
+    scheduler_type: str = "sched/backfill"
+    scheduler_parameters: dict[str, str] = field(default_factory=dict)  # raw, as written
+    backfill: BackfillParameters = BackfillParameters()
+    select_type: str = "select/cons_tres"
+    select_type_parameters: str = ""
+    preempt_type: str = "preempt/none"
+    preempt_mode: str = "OFF"
+    scheduler_time_slice: int = 30         # seconds
+    job_submit_plugins: tuple[str, ...] = ()
+    over_time_limit: int = 0               # minutes
+    slurm_version: str = ""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The state at ``time``: machine, running and pending jobs, configuration in effect.
+
+    ``source`` says where it came from (kind, command or trace, schema, policy replayed).
+    ``to_dict``/``from_dict`` round-trip losslessly through JSON.
+    """
+
+    time: int
+    machine: Cluster
+    running: tuple[Job, ...]
+    pending: tuple[Job, ...]
+    config: SchedulingConfig
+    source: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Snapshot:
+        return _build(cls, data)
+
+    @property
+    def busy_cpus(self) -> int:
+        return sum(j.cpus for j in self.running)
+
+
+def _build(cls, data):
+    """A dataclass from ``asdict`` output (lists back to tuples, nested classes rebuilt)."""
+    hints = get_type_hints(cls)
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        kwargs[f.name] = _value(hints[f.name], data[f.name])
+    return cls(**kwargs)
+
+
+def _value(hint, value):
+    if value is None:
+        return None
+    origin = get_origin(hint)
+    args = [a for a in get_args(hint) if a is not type(None)]
+    if origin is tuple:
+        return tuple(_value(args[0], v) for v in value)
+    if origin in (Union, UnionType) and args:
+        return _value(args[0], value)
+    if is_dataclass(hint):
+        return _build(hint, value)
+    if origin is dict:
+        return dict(value)
+    return value

@@ -1,6 +1,7 @@
 """Reports: rich renderables for the terminal, and the same content as JSON-ready dicts."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -8,7 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from advisor.model import Workload
+from advisor.model import Snapshot, Workload
 from advisor.plugins import describe_params, registry
 from advisor.replay import ReplayResult
 
@@ -101,3 +102,84 @@ def policies_table() -> Table:
                            for p in info["params"])
         table.add_row(key, info["summary"], params or "-")
     return table
+
+
+# ------------------------------------------------------------------------------ snapshots
+def _when(snapshot: Snapshot, t: int | None) -> str:
+    """An instant of the snapshot: a UTC date for a live cluster, or for a trace whose
+    start is known; the trace's own clock otherwise."""
+    if t is None:
+        return "-"
+    offset = snapshot.source.get("unix_start_time")
+    if snapshot.source.get("kind") == "slurm" or offset:
+        epoch = t + int(offset or 0)
+        return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"t={t}"
+
+
+def _limit(seconds: int | None) -> str:
+    return "UNLIMITED" if seconds is None else _hms(seconds)
+
+
+def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
+    """What the advisor sees: nodes busy and idle, the queue by partition, the top of the
+    queue with its priorities, the configuration in effect."""
+    m, src = snapshot.machine, snapshot.source
+    where = src.get("trace") or f"Slurm {src.get('release', '')} ({src.get('adapter', '')})"
+    busy = sum(n.alloc_cpus for n in m.nodes) or snapshot.busy_cpus
+    head = Text.assemble((f"Snapshot of {m.name or where}", "bold"),
+                         f" at {_when(snapshot, snapshot.time)}: {len(m.nodes)} nodes, "
+                         f"{m.cpus} CPUs, {busy} busy ({busy / max(m.cpus, 1):.0%}); "
+                         f"{len(snapshot.running)} running, {len(snapshot.pending)} pending")
+    states = Table(title="Nodes by state", title_justify="left", box=box.SIMPLE)
+    for col in ("state", "nodes", "CPUs", "allocated"):
+        states.add_column(col, justify="left" if col == "state" else "right")
+    counts: dict[str, list[int]] = {}
+    for n in m.nodes:
+        c = counts.setdefault(n.state, [0, 0, 0])
+        c[0], c[1], c[2] = c[0] + 1, c[1] + n.cpus, c[2] + n.alloc_cpus
+    for state, (k, cpus, alloc) in sorted(counts.items()):
+        states.add_row(state, str(k), str(cpus), str(alloc))
+
+    parts = Table(title="Partitions and their queues", title_justify="left", box=box.SIMPLE)
+    for col in ("partition", "nodes", "MaxTime", "tier", "factor", "running (CPUs)",
+                "pending (CPUs)"):
+        parts.add_column(col, justify="left" if col == "partition" else "right")
+    for p in m.partitions:
+        run = [j for j in snapshot.running if j.partition == p.name]
+        wait = [j for j in snapshot.pending if p.name in (j.partitions or (j.partition,))]
+        parts.add_row(p.name + ("*" if p.default else ""), str(len(p.nodes)),
+                      _limit(p.max_time), str(p.priority_tier), str(p.priority_job_factor),
+                      f"{len(run)} ({sum(j.cpus for j in run)})",
+                      f"{len(wait)} ({sum(j.cpus for j in wait)})")
+
+    queue = Table(title=f"Top of the queue (first {top} by priority)", title_justify="left",
+                  box=box.SIMPLE)
+    for col in ("job", "user", "partition", "CPUs", "limit", "waited", "priority", "factors",
+                "reason"):
+        queue.add_column(col, justify="right" if col in ("CPUs", "priority") else "left")
+    for j in snapshot.pending[:top]:
+        factors = " ".join(f"{k}={v:g}" for k, v in j.priority_factors.items()
+                           if v and k != "priority")
+        queue.add_row(str(j.job_id), j.user, ",".join(j.partitions or (j.partition,)),
+                      str(j.cpus), _limit(j.time_limit), _hms(snapshot.time - j.submit_time),
+                      "-" if j.priority is None else str(j.priority), factors or "-",
+                      ("held " if j.held else "") + j.state_reason)
+
+    c = snapshot.config
+    weights = {"Age": c.priority_weight_age, "Fairshare": c.priority_weight_fairshare,
+               "JobSize": c.priority_weight_job_size, "Partition": c.priority_weight_partition,
+               "QOS": c.priority_weight_qos, "Assoc": c.priority_weight_assoc}
+    conf = Text.assemble(("Configuration in effect: ", "bold"), (
+        f"{c.scheduler_type}, {c.priority_type} ("
+        + (", ".join(f"{k}={v}" for k, v in weights.items() if v) or "no weights")
+        + f"), PriorityCalcPeriod={_hms(c.priority_calc_period)}, "
+        f"bf_interval={c.backfill.bf_interval}s, bf_window={c.backfill.bf_window}min, "
+        f"bf_resolution={c.backfill.bf_resolution}s"
+        + (f", bf_job_part_count_reserve={c.backfill.bf_job_part_count_reserve}"
+           if c.backfill.bf_job_part_count_reserve else "")
+        + f", {c.select_type}"))
+    if src.get("kind") == "swf":
+        conf = Text.assemble(("Policy replayed: ", "bold"), f"{src.get('policy')} (textbook "
+                             "engine; priority = rank in the policy's queue order)")
+    return Group(head, states, parts, queue, conf)

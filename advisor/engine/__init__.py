@@ -49,21 +49,30 @@ class Estimates:
 
 @dataclass(frozen=True)
 class JobArrays:
-    """The engine's input: int64 arrays in (submit, job id) order and the machine size."""
+    """The engine's input: int64 arrays in (submit, job id) order and the machine size.
+
+    To resume from a snapshot taken at ``t0``: ``fixed`` holds the start time of each job
+    already running then (-1 for the others), and ``first_pass`` says whether the scheduler
+    runs at ``t0`` itself (see ``core.simulate``).
+    """
 
     submit: np.ndarray
     runtime: np.ndarray
     estimate: np.ndarray
     procs: np.ndarray
     machine: int
+    t0: int | None = None
+    fixed: np.ndarray | None = None
+    first_pass: bool = False
 
     def __len__(self) -> int:
         return int(self.submit.shape[0])
 
-    def take(self, index: np.ndarray) -> "JobArrays":
+    def take(self, index: np.ndarray) -> JobArrays:
         """The jobs at ``index`` (a boolean mask or positions), on the same machine."""
+        fixed = None if self.fixed is None else self.fixed[index]
         return JobArrays(self.submit[index], self.runtime[index], self.estimate[index],
-                         self.procs[index], self.machine)
+                         self.procs[index], self.machine, self.t0, fixed, self.first_pass)
 
 
 def job_arrays(workload: Workload, estimates: Estimates = Estimates()) -> JobArrays:
@@ -85,14 +94,16 @@ def job_arrays(workload: Workload, estimates: Estimates = Estimates()) -> JobArr
     return arrays
 
 
-def make_arrays(submit, runtime, estimate, procs, machine: int) -> JobArrays:
+def make_arrays(submit, runtime, estimate, procs, machine: int, t0: int | None = None,
+                fixed=None, first_pass: bool = False) -> JobArrays:
     """Fresh, writable, contiguous int64 arrays: one type signature, so one compiled engine
     (a read-only view from pandas would make numba compile a second specialisation)."""
     def as_i64(x):
         return np.array(x, dtype=np.int64, copy=True, order="C")
 
     return JobArrays(as_i64(submit), as_i64(runtime), as_i64(estimate), as_i64(procs),
-                     int(machine))
+                     int(machine), None if t0 is None else int(t0),
+                     None if fixed is None else as_i64(fixed), bool(first_pass))
 
 
 def check(arrays: JobArrays) -> None:
@@ -108,6 +119,17 @@ def check(arrays: JobArrays) -> None:
                        "pass --drop-oversize or a larger --procs")
     if (np.diff(arrays.submit) < 0).any():
         raise BadInput("jobs are not in submit order")
+    if arrays.fixed is not None:
+        if arrays.t0 is None:
+            raise BadInput("fixed start times need the snapshot time t0")
+        running = arrays.fixed >= 0
+        if (running & ((arrays.fixed > arrays.t0) | (arrays.submit > arrays.fixed))).any():
+            raise BadInput("a running job starts after the snapshot or before its submission")
+        if (running & (arrays.fixed + arrays.runtime <= arrays.t0)).any():
+            raise BadInput("a running job's runtime ends it before the snapshot time; "
+                           "runtimes of running jobs must exceed their elapsed time")
+        if int(arrays.procs[running].sum()) > arrays.machine:
+            raise BadInput("the running jobs use more processors than the machine has")
 
 
 def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +143,13 @@ def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray
     if config.backfill == "depth" and config.depth < 1:
         raise BadInput("reservation depth k must be at least 1")
     threshold = -1 if config.threshold is None else int(config.threshold)
+    t0 = core.NO_RESUME if arrays.t0 is None else arrays.t0
+    fixed = arrays.fixed if arrays.fixed is not None else _no_fixed(len(arrays))
     return core.simulate(arrays.submit, arrays.runtime, arrays.estimate, arrays.procs,
                          arrays.machine, mode, int(config.depth), primary, secondary,
-                         threshold, shadow, bool(config.batch))
+                         threshold, shadow, bool(config.batch), t0, fixed,
+                         bool(arrays.first_pass))
+
+
+def _no_fixed(n: int) -> np.ndarray:
+    return np.full(n, -1, np.int64)

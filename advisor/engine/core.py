@@ -18,9 +18,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from advisor.engine.structures import (FCFS, heap_pop, heap_push, keep_queued, order_key,
-                                       profile_add, profile_anchor, running_insert,
-                                       running_remove, sort_by_key)
+from advisor.engine.structures import (
+    FCFS,
+    heap_pop,
+    heap_push,
+    keep_queued,
+    order_key,
+    profile_add,
+    profile_anchor,
+    running_insert,
+    running_remove,
+    sort_by_key,
+)
 
 # Backfilling modes.
 NO_BACKFILL, EASY, DEPTH, CONSERVATIVE = 0, 1, 2, 3
@@ -29,6 +38,7 @@ SHADOW_ALL, SHADOW_FIRST = 0, 1
 
 QUEUED, RUNNING, DONE = 1, 2, 3  # job states; 0: not submitted yet
 NEVER = np.iinfo(np.int64).max
+NO_RESUME = np.iinfo(np.int64).min
 
 
 @njit(cache=True)
@@ -70,6 +80,16 @@ def start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl, runtime, e
     hn = heap_push(ht, hj, hn, t + runtime[j], j)
     nrl = running_insert(rl, nrl, j, exp_end, procs)
     return free - procs[j], hn, nrl
+
+
+@njit(cache=True)
+def enqueue(j, q, nq, opr, npr, opb, npb, state):
+    """Job j joins the queue (arrival order) and the lists kept in primary/backfill order."""
+    q[nq] = j
+    opr[npr] = j
+    opb[npb] = j
+    state[j] = QUEUED
+    return nq + 1, npr + 1, npb + 1
 
 
 @njit(cache=True)
@@ -158,7 +178,7 @@ def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, fr
 
 @njit(cache=True)
 def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, secondary,
-             threshold, shadow_rule, batch):
+             threshold, shadow_rule, batch, t0, fixed, first_pass):
     """Simulate one policy. Returns (start times, first reservation of each job or -1).
 
     mode: NO_BACKFILL, EASY, DEPTH (first `depth` blocked jobs hold reservations) or
@@ -193,6 +213,17 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     sort_pb = secondary != FCFS and secondary != primary and (mode == EASY or mode == DEPTH)
     profile_mode = mode == DEPTH or mode == CONSERVATIVE
 
+    if t0 != NO_RESUME:  # the snapshot's state: running jobs and the queue at t0
+        while ai < n and submit[ai] <= t0:
+            if fixed[ai] >= 0:
+                free, hn, nrl = start_job(ai, fixed[ai], free, hn, nrl, state, start, exp_end,
+                                          ht, hj, rl, runtime, estimate, procs)
+            else:
+                nq, npr, npb = enqueue(ai, q, nq, opr, npr, opb, npb, state)
+            ai += 1
+        if first_pass:
+            t_wake = t0
+
     while True:
         t_arr = submit[ai] if ai < n else NEVER
         t_end = ht[0] if hn > 0 else NEVER
@@ -209,13 +240,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             nrl = running_remove(rl, nrl, j)
             done_one = True
         while ai < n and submit[ai] == t and not (done_one and not batch):
-            q[nq] = ai
-            nq += 1
-            opr[npr] = ai
-            npr += 1
-            opb[npb] = ai
-            npb += 1
-            state[ai] = QUEUED
+            nq, npr, npb = enqueue(ai, q, nq, opr, npr, opb, npb, state)
             ai += 1
             done_one = True
         if nq == 0:

@@ -1,0 +1,167 @@
+"""Snapshots and history from Slurm's own commands.
+
+``squeue --json`` gives the jobs; ``sinfo --json`` the nodes (and, from 23.02 on, the
+partitions); on 22.05, whose sinfo has no partitions, ``scontrol show partition -o`` fills
+them in. ``scontrol show config`` (text in every release) gives the configuration, and
+``sprio`` the priority factors of pending jobs. Every command runs with a timeout, from a
+configurable directory; any failure is one error naming the command: a snapshot is whole
+or it is not made.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time as clock
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from adapters import slurm_json, slurm_text
+from advisor.errors import BadInput, SourceUnavailable
+from advisor.model import (
+    SWF_FIELDS,
+    SWF_FLOAT_FIELDS,
+    CleaningReport,
+    Cluster,
+    Machine,
+    Snapshot,
+    TraceHeader,
+    Workload,
+    derive_columns,
+    sort_jobs,
+)
+
+#: SWF status codes (SWF v2.2): 1 completed, 0 failed, 5 cancelled; -1 otherwise.
+SWF_STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "OUT_OF_MEMORY": 0,
+              "BOOT_FAIL": 0, "DEADLINE": 0, "PREEMPTED": 0, "CANCELLED": 5}
+
+
+@dataclass(frozen=True)
+class SlurmCommands:
+    """How to run Slurm's commands: from ``bin_dir`` (default: PATH), each within
+    ``timeout`` seconds, with ``env`` added to the environment (e.g. SLURM_CONF)."""
+
+    bin_dir: str | None = None
+    timeout: float = 30.0
+    env: tuple[tuple[str, str], ...] = ()
+
+    def run(self, *args: str) -> str:
+        name = " ".join(args)
+        exe = os.path.join(self.bin_dir, args[0]) if self.bin_dir else args[0]
+        try:
+            r = subprocess.run([exe, *args[1:]], capture_output=True, text=True,
+                               timeout=self.timeout, env={**os.environ, **dict(self.env)})
+        except FileNotFoundError:
+            where = self.bin_dir or "PATH"
+            raise SourceUnavailable(f"{args[0]}: not found in {where}; install Slurm's "
+                                    "client commands or pass --slurm-bin DIR") from None
+        except subprocess.TimeoutExpired:
+            raise SourceUnavailable(f"{name}: no answer within {self.timeout:g} s; is "
+                                    "slurmctld responsive? (raise --slurm-timeout)") from None
+        if r.returncode != 0:
+            lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
+            msg = lines[-1] if lines else f"exit code {r.returncode}"
+            raise SourceUnavailable(f"{name} failed: {msg}")
+        return r.stdout
+
+
+def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
+    """The cluster's state now."""
+    now = int(clock.time())
+    squeue = slurm_json.load(commands.run("squeue", "--all", "--json"), "squeue --json")
+    version = slurm_json.schema(squeue, "squeue --json")
+    running, pending = slurm_json.jobs_from_squeue(squeue, now)
+    sinfo = slurm_json.load(commands.run("sinfo", "--all", "--json"), "sinfo --json")
+    nodes = slurm_json.nodes_from_json(sinfo, "sinfo --json")
+    if "sinfo" in sinfo:
+        partitions = slurm_json.partitions_from_json(sinfo, "sinfo --json")
+    else:  # 22.05: partitions only as text
+        text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
+        partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
+    config = slurm_text.parse_config(commands.run("scontrol", "show", "config"))
+    factors = slurm_text.parse_sprio(commands.run("sprio", "--noheader", "--format",
+                                                  slurm_text.SPRIO_FORMAT))
+    pending = [replace(j, priority_factors=factors.get((j.job_id, j.partition), {}))
+               for j in pending]
+    cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", ""))
+    source = {"kind": "slurm", "adapter": "cli", "schema": version,
+              "release": slurm_json.slurm_release(squeue)}
+    return assemble(now, nodes, partitions, running, pending, config, source, cluster_name)
+
+
+def assemble(now, nodes, partitions, running, pending, config, source,
+             cluster_name: str = "") -> Snapshot:
+    """A Snapshot from parsed parts; refuses one that is not whole."""
+    if not nodes:
+        raise BadInput("the cluster reports no nodes; a snapshot needs its machine")
+    if not partitions:
+        raise BadInput("the cluster reports no partitions; a snapshot needs them")
+    if not config.slurm_version:
+        config = replace(config, slurm_version=source.get("release", ""))
+    key = (lambda j: (j.submit_time, j.job_id))
+    return Snapshot(time=now, machine=Cluster(cluster_name, tuple(nodes), tuple(partitions)),
+                    running=tuple(sorted(running, key=key)),
+                    pending=tuple(sorted(pending, key=lambda j: (-(j.priority or 0),
+                                                                 j.submit_time, j.job_id))),
+                    config=config, source=source)
+
+
+# ------------------------------------------------------------------------------- history
+def history(since: int, until: int | None = None,
+            commands: SlurmCommands = SlurmCommands(), procs: int | None = None) -> Workload:
+    """Finished jobs from slurmdbd (``sacct --json``) between two epochs, as a Workload on
+    ``procs`` processors (default: the widest job; sacct does not know the machine)."""
+    args = ["sacct", "--json", "--allusers", "--allocations",
+            "--starttime", _sacct_time(since)]
+    if until is not None:
+        args += ["--endtime", _sacct_time(until)]
+    doc = slurm_json.load(commands.run(*args), "sacct --json")
+    return workload_from_sacct(slurm_json.sacct_records(doc), name="slurm", procs=procs)
+
+
+def workload_from_sacct(records: list[dict], name: str = "slurm",
+                        procs: int | None = None) -> Workload:
+    """sacct records -> the SWF table. Only jobs that started and ended are kept (counted
+    in ``cleaning``); times are relative to the first submission, whose epoch is the
+    header's UnixStartTime; users, groups and partitions are numbered by first appearance
+    (SWF fields are numbers); ``queue`` is the partition's number."""
+    done = [r for r in records if r["start"] and r["end"] and r["submit"]]
+    never = sum(1 for r in records if not r["start"] and r["end"])
+    unfinished = len(records) - len(done) - never
+    ids: dict[str, dict[str, int]] = {"user": {}, "group": {}, "partition": {}}
+
+    def number(kind: str, value: str) -> int:
+        return ids[kind].setdefault(value, len(ids[kind]) + 1)
+
+    t0 = min((r["submit"] for r in done), default=0)
+    rows = []
+    for r in sorted(done, key=lambda r: (r["submit"], r["job_id"])):
+        part = number("partition", r["partition"].split(",")[0])
+        rows.append({
+            "job_id": r["job_id"], "submit": r["submit"] - t0,
+            "wait": r["start"] - r["submit"], "runtime": r["end"] - r["start"],
+            "alloc_procs": r["alloc_cpus"] or r["req_cpus"], "avg_cpu": -1.0,
+            "used_mem": -1.0, "req_procs": r["req_cpus"] or r["alloc_cpus"],
+            "req_time": -1 if r["limit"] is None else r["limit"], "req_mem": -1.0,
+            "status": SWF_STATUS.get(r["state"], -1), "user": number("user", r["user"]),
+            "group": number("group", r["group"]), "app": -1, "queue": part,
+            "partition": part, "prev_job": -1, "think_time": -1})
+    jobs = pd.DataFrame(rows, columns=list(SWF_FIELDS))
+    for f in SWF_FIELDS:
+        jobs[f] = jobs[f].astype("float64" if f in SWF_FLOAT_FIELDS else "int64")
+    legend = [f"; Note: {kind} {n} = {value}" for kind in ("user", "group", "partition")
+              for value, n in ids[kind].items()]
+    procs = procs or (int(jobs["alloc_procs"].max()) if len(jobs) else 0)
+    header = TraceHeader(max_procs=procs, unix_start_time=t0 if done else None,
+                         notes=tuple(legend),
+                         lines=(f"; UnixStartTime: {t0}", f"; MaxProcs: {procs}",
+                                "; Note: converted from sacct --json by slurm-policy-advisor",
+                                *legend))
+    report = CleaningReport(jobs_read=len(records),
+                            removed={"not finished": unfinished, "never started": never})
+    return Workload(jobs=sort_jobs(derive_columns(jobs)), machine=Machine(procs, name),
+                    header=header, source=name, cleaning=report)
+
+
+def _sacct_time(epoch: int) -> str:
+    return clock.strftime("%Y-%m-%dT%H:%M:%S", clock.localtime(epoch))

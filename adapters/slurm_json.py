@@ -1,0 +1,261 @@
+"""Slurm's JSON (``squeue/sinfo/scontrol/sacct --json``) across releases, to model objects.
+
+Two families of shapes, told apart by the document's ``meta`` block:
+
+* 22.05, ``openapi/v0.0.38`` (``openapi/dbv0.0.38`` for sacct): flat plain values; unset
+  numbers are ``null`` (an unlimited time limit is ``null``; ``cpus`` may be ``null`` when
+  the job gave no task count); ``job_state`` is a string; ``sinfo`` has ``nodes[]`` only.
+* 23.02 to 25.11, ``data_parser/v0.0.39`` to ``v0.0.44``: numbers are objects
+  ``{"set", "infinite", "number"}``; ``job_state`` and node ``state`` are arrays of flags;
+  ``sinfo`` gives grouped records ``sinfo[]`` with a ``partition`` object each; ``scontrol
+  show node/partition --json`` exist.
+
+Field names follow squeue(1)/sinfo(1)/sacct(1) and the data_parser plugins
+(src/plugins/data_parser/v0.0.4x/parsers.c). Pure functions: documents in, objects out.
+"""
+from __future__ import annotations
+
+import json
+
+from adapters.slurm_text import expand_hostlist
+from advisor.errors import BadInput, SourceUnavailable
+from advisor.model import Job, Node, Partition
+
+SCHEMAS = ("v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44")
+#: Job states of jobs holding resources (squeue(1) JOB STATE CODES).
+RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STAGE_OUT",
+                  "SIGNALING", "RESIZING"}
+PENDING_STATES = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"}
+HELD_REASONS = {"JobHeldUser", "JobHeldAdmin"}
+NOTHING_FOUND = 9003  # slurmdb error number of an empty query
+
+
+def load(text: str, command: str) -> dict:
+    """Parse a command's JSON output; BadInput naming the command when it is not JSON."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{command}: output is not JSON ({e.msg} at line {e.lineno}); "
+                       "is this Slurm 22.05 or newer?") from None
+    if not isinstance(doc, dict):
+        raise BadInput(f"{command}: expected a JSON object, got {type(doc).__name__}")
+    # 22.05's sacct reports an empty window as error 9003 "Nothing found": not a failure
+    errors = [e for e in doc.get("errors") or []
+              if not (isinstance(e, dict) and e.get("error_number") == NOTHING_FOUND)]
+    if errors:  # e.g. 22.05's squeue exits 0 with an error here when slurmctld is down
+        first = errors[0]
+        msg = "; ".join(str(first.get(k)) for k in ("description", "error")
+                        if first.get(k)) if isinstance(first, dict) else str(first)
+        daemon = "slurmdbd" if command.startswith("sacct") else "slurmctld"
+        raise SourceUnavailable(f"{command}: Slurm could not answer: {msg}; is {daemon} "
+                                "up and reachable?")
+    return doc
+
+
+def schema(doc: dict, command: str) -> str:
+    """The document's schema version (``v0.0.38`` ... ``v0.0.44``), from its ``meta``."""
+    plugin = (doc.get("meta") or {}).get("plugin") or {}
+    name = plugin.get("data_parser") or plugin.get("type") or ""
+    version = name.rsplit("/", 1)[-1].replace("dbv", "v")
+    if version not in SCHEMAS:
+        found = name or "no meta.plugin"
+        raise BadInput(f"{command}: unknown JSON schema '{found}'; this advisor reads "
+                       f"{SCHEMAS[0]} to {SCHEMAS[-1]} (Slurm 22.05 to 25.11)")
+    return version
+
+
+def slurm_release(doc: dict) -> str:
+    meta = doc.get("meta") or {}
+    slurm = meta.get("Slurm") or meta.get("slurm") or {}
+    return str(slurm.get("release", ""))
+
+
+def number(value, infinite=None):
+    """A plain number, or Slurm's ``{set, infinite, number}``; None when unset."""
+    if isinstance(value, dict):
+        if value.get("infinite"):
+            return infinite
+        if not value.get("set", True):
+            return None
+        value = value.get("number")
+    return value
+
+
+def flags(value) -> list[str]:
+    """A state or flag field: a string (22.05) or an array of strings (23.02+)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v for v in value.replace(",", "+").split("+") if v]
+    return [str(v) for v in value]
+
+
+def _minutes(value) -> int | None:
+    minutes = number(value)
+    return None if minutes is None else int(minutes) * 60
+
+
+def _epoch(value) -> int | None:
+    t = number(value)
+    return int(t) if t else None
+
+
+def _tres(text: str | None) -> dict[str, str]:
+    out = {}
+    for item in (text or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def job_cpus(raw: dict) -> int:
+    """CPUs a job holds or asks for. 22.05 gives ``cpus: null`` when the job set no task
+    count; then the requested TRES (``cpu=N``), then tasks x cpus-per-task, then nodes."""
+    cpus = number(raw.get("cpus"))
+    if cpus:
+        return int(cpus)
+    tres = _tres(raw.get("tres_alloc_str") or raw.get("tres_req_str"))
+    if tres.get("cpu", "").isdigit():
+        return int(tres["cpu"])
+    tasks = number(raw.get("tasks")) or 0
+    per_task = number(raw.get("cpus_per_task")) or 1
+    if tasks:
+        return int(tasks) * int(per_task)
+    return int(number(raw.get("node_count")) or 1)
+
+
+def _exclusive(raw: dict) -> bool:
+    shared = raw.get("shared")
+    if shared == "none" or (isinstance(shared, list) and "none" in shared):
+        return True
+    exclusive = raw.get("exclusive")
+    return bool(exclusive) and exclusive not in (["false"], "false", [])
+
+
+def jobs_from_squeue(doc: dict, now: int) -> tuple[list[Job], list[Job]]:
+    """(running, pending) jobs of ``squeue --json``; finished jobs still listed are left out."""
+    schema(doc, "squeue --json")
+    running, pending = [], []
+    for raw in doc.get("jobs") or []:
+        states = flags(raw.get("job_state"))
+        base = states[0] if states else ""
+        if base in RUNNING_STATES or "COMPLETING" in states[1:]:
+            kind = "RUNNING"
+        elif base in PENDING_STATES:
+            kind = "PENDING"
+        else:
+            continue
+        start = _epoch(raw.get("start_time"))
+        partitions = tuple(p for p in (raw.get("partition") or "").split(",") if p)
+        reason = raw.get("state_reason") or ""
+        priority = number(raw.get("priority"))
+        job = Job(
+            job_id=int(number(raw["job_id"])), user=raw.get("user_name") or
+            str(raw.get("user_id", "")), partition=partitions[0] if partitions else "",
+            cpus=job_cpus(raw), state=base, submit_time=_epoch(raw.get("submit_time")) or 0,
+            time_limit=_minutes(raw.get("time_limit")),
+            nodes=int(number(raw.get("node_count")) or 1),
+            account=raw.get("account") or "", qos=raw.get("qos") or "",
+            partitions=partitions, eligible_time=_epoch(raw.get("eligible_time")),
+            start_time=start if kind == "RUNNING" else None,
+            expected_start=start if kind == "PENDING" else None,
+            elapsed=max(0, now - start) if kind == "RUNNING" and start else None,
+            node_list=expand_hostlist(raw.get("nodes") or "") if kind == "RUNNING" else (),
+            priority=None if priority is None else int(priority),
+            state_reason=reason, dependency=raw.get("dependency") or "",
+            held=kind == "PENDING" and (reason in HELD_REASONS or priority == 0),
+            nice=int(number(raw.get("nice")) or 0), exclusive=_exclusive(raw))
+        (running if kind == "RUNNING" else pending).append(job)
+    return running, pending
+
+
+def nodes_from_json(doc: dict, command: str) -> tuple[Node, ...]:
+    """Nodes of ``sinfo --json`` (22.05: ``nodes[]``; 23.02+: grouped ``sinfo[]``) or of
+    ``scontrol show node --json`` (``nodes[]``)."""
+    schema(doc, command)
+    if "sinfo" in doc:
+        return _nodes_from_groups(doc["sinfo"])
+    out = []
+    for raw in doc.get("nodes") or []:
+        state = "+".join(s.upper() for s in flags(raw.get("state")))
+        out.append(Node(name=raw["name"], cpus=int(number(raw.get("cpus")) or 0),
+                        state=state or "UNKNOWN",
+                        alloc_cpus=int(number(raw.get("alloc_cpus")) or 0),
+                        partitions=tuple(raw.get("partitions") or ())))
+    return tuple(out)
+
+
+def _nodes_from_groups(groups: list[dict]) -> tuple[Node, ...]:
+    """sinfo's grouped records: one per (partition, state, ...) with the member nodes."""
+    by_name: dict[str, Node] = {}
+    for g in groups:
+        names = (g.get("nodes") or {}).get("nodes") or []
+        cpus = g.get("cpus") or {}
+        per_node = number(cpus.get("maximum")) or (number(cpus.get("total")) or 0) // max(
+            1, len(names))
+        alloc = number(cpus.get("allocated")) or 0
+        state = "+".join(s.upper() for s in flags((g.get("node") or {}).get("state")))
+        part = ((g.get("partition") or {}).get("name")) or ""
+        for name in names:
+            old = by_name.get(name)
+            parts = (old.partitions if old else ()) + ((part,) if part else ())
+            by_name[name] = Node(name=name, cpus=int(per_node), state=state or "UNKNOWN",
+                                 alloc_cpus=int(alloc) if len(names) == 1 else
+                                 (old.alloc_cpus if old else 0),
+                                 partitions=tuple(dict.fromkeys(parts)))
+    return tuple(by_name.values())
+
+
+def partitions_from_json(doc: dict, command: str) -> tuple[Partition, ...]:
+    """Partitions of ``scontrol show partition --json`` (``partitions[]``) or of the grouped
+    records of ``sinfo --json`` (23.02+), deduplicated by name."""
+    schema(doc, command)
+    raws = doc.get("partitions")
+    if raws is None:
+        raws = [g["partition"] for g in doc.get("sinfo") or [] if g.get("partition")]
+    out: dict[str, Partition] = {}
+    for raw in raws:
+        name = raw.get("name")
+        if not name or name in out:
+            continue
+        maxima, defaults = raw.get("maximums") or {}, raw.get("defaults") or {}
+        priority = raw.get("priority") or {}
+        state = flags((raw.get("partition") or {}).get("state")) or ["UP"]
+        over = (maxima.get("oversubscribe") or {})
+        over_flags = flags(over.get("flags"))
+        oversubscribe = "NO" if not over_flags and (number(over.get("jobs")) or 1) <= 1 \
+            else "+".join(over_flags) or f"YES:{number(over.get('jobs'))}"
+        part_flags = flags(raw.get("flags")) + flags((raw.get("partition") or {}).get("flags"))
+        out[name] = Partition(
+            name=name, nodes=expand_hostlist((raw.get("nodes") or {}).get("configured", "")),
+            max_time=_minutes(maxima.get("time")), default_time=_minutes(defaults.get("time")),
+            priority_tier=int(number(priority.get("tier")) or 1),
+            priority_job_factor=int(number(priority.get("job_factor")) or 1),
+            oversubscribe=oversubscribe, default="DEFAULT" in part_flags,
+            state=state[0])
+    return tuple(out.values())
+
+
+def sacct_records(doc: dict) -> list[dict]:
+    """Jobs of ``sacct --json`` as flat records (times epoch, limit seconds or None)."""
+    schema(doc, "sacct --json")
+    out = []
+    for raw in doc.get("jobs") or []:
+        t = raw.get("time") or {}
+        alloc = {x.get("type"): number(x.get("count"))
+                 for x in (raw.get("tres") or {}).get("allocated") or []}
+        state = flags((raw.get("state") or {}).get("current"))
+        required = raw.get("required") or {}
+        out.append({
+            "job_id": int(number(raw["job_id"])), "user": raw.get("user") or "",
+            "group": raw.get("group") or "", "account": raw.get("account") or "",
+            "partition": raw.get("partition") or "", "state": state[0] if state else "",
+            "submit": _epoch(t.get("submission")), "eligible": _epoch(t.get("eligible")),
+            "start": _epoch(t.get("start")), "end": _epoch(t.get("end")),
+            "elapsed": int(number(t.get("elapsed")) or 0),
+            "limit": _minutes(t.get("limit")),
+            "req_cpus": int(number(required.get("CPUs")) or 0),
+            "alloc_cpus": int(alloc.get("cpu") or 0),
+            "nodes": int(number(raw.get("allocation_nodes")) or 0)})
+    return out

@@ -1,0 +1,276 @@
+"""Parsers for the text Slurm prints where it has no JSON: ``scontrol show config``,
+``scontrol show partition -o`` / ``node -o``, and ``sprio`` in a fixed ``-o`` format.
+
+Pure functions: text in, model objects out. A line that cannot be understood raises
+``BadInput`` naming the command and the line.
+"""
+from __future__ import annotations
+
+import re
+
+from advisor.errors import BadInput
+from advisor.model import BackfillParameters, Node, Partition, SchedulingConfig
+
+#: The sprio format the adapter asks for: every factor, '|'-separated (sprio(1) -o).
+SPRIO_FORMAT = "%i|%r|%u|%Y|%S|%A|%B|%F|%J|%P|%Q|%N|%T"
+SPRIO_FACTORS = ("site", "age", "assoc", "fairshare", "jobsize", "partition", "qos", "nice")
+
+_UNSET = {"", "(null)", "none", "n/a"}
+_UNLIMITED = {"unlimited", "infinite"}
+_KEY = re.compile(r"\s+(?=[A-Za-z][A-Za-z0-9_:/.\[\]-]*=)")
+_CLOCK = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+_AMOUNT = re.compile(r"^(-?\d+)\s*(sec|min|usec|hours?|days?)?$")
+
+
+def slurm_duration(text: str, where: str = "") -> int | None:
+    """Seconds in a Slurm time string: ``1-00:00:00``, ``05:00`` (mm:ss), ``1:00:00``,
+    ``30`` (minutes), ``30 sec``, ``0 min``; None for UNLIMITED/INFINITE/NONE."""
+    t = text.strip()
+    if t.lower() in _UNLIMITED or t.lower() in _UNSET:
+        return None
+    m = _AMOUNT.match(t)
+    if m:
+        unit = (m.group(2) or "min").rstrip("s")
+        scale = {"sec": 1, "min": 60, "usec": 0, "hour": 3600, "day": 86400}[unit]
+        return int(m.group(1)) * scale
+    m = _CLOCK.match(t)
+    if not m:
+        raise BadInput(f"{where}: '{text}' is not a Slurm time ([days-]hh:mm:ss)")
+    days, a, b, c = (int(g) if g else None for g in m.groups())
+    if c is not None:
+        h, mi, s = a, b, c
+    elif days is not None:  # d-hh or d-hh:mm
+        h, mi, s = a, b or 0, 0
+    else:                   # mm:ss
+        h, mi, s = 0, a, b or 0
+    return (days or 0) * 86400 + h * 3600 + mi * 60 + s
+
+
+def key_values(line: str) -> dict[str, str]:
+    """``Key=Value Key2=Value with spaces`` (one record of ``scontrol show ... -o``)."""
+    out = {}
+    for token in _KEY.split(line.strip()):
+        key, sep, value = token.partition("=")
+        if sep:
+            out[key] = value.strip()
+    return out
+
+
+def expand_hostlist(text: str) -> tuple[str, ...]:
+    """``n[1-3,5],gpu01`` -> n1 n2 n3 n5 gpu01 (Slurm's hostlist syntax, one bracket)."""
+    names: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,]*", text.strip()):
+        m = re.match(r"^([^\[]*)\[([^\]]*)\](.*)$", part)
+        if not m:
+            if part and part.lower() not in _UNSET:
+                names.append(part)
+            continue
+        prefix, ranges, suffix = m.groups()
+        for r in ranges.split(","):
+            lo, _, hi = r.partition("-")
+            width = len(lo)
+            for i in range(int(lo), int(hi or lo) + 1):
+                names.append(f"{prefix}{i:0{width}d}{suffix}")
+    return tuple(names)
+
+
+def parse_partitions(text: str, nodes: tuple[str, ...] = ()) -> tuple[Partition, ...]:
+    """``scontrol show partition -o``; ``Nodes=ALL`` expands to ``nodes``."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        kv = key_values(line)
+        where = f"scontrol show partition, line {n}"
+        if "PartitionName" not in kv:
+            raise BadInput(f"{where}: no PartitionName= in '{line[:60]}'")
+        members = nodes if kv.get("Nodes", "").upper() == "ALL" else \
+            expand_hostlist(kv.get("Nodes", ""))
+        out.append(Partition(
+            name=kv["PartitionName"], nodes=members,
+            max_time=slurm_duration(kv.get("MaxTime", "UNLIMITED"), where),
+            default_time=slurm_duration(kv.get("DefaultTime", "NONE"), where),
+            priority_tier=_int(kv.get("PriorityTier", "1"), where),
+            priority_job_factor=_int(kv.get("PriorityJobFactor", "1"), where),
+            oversubscribe=kv.get("OverSubscribe", "NO"),
+            default=kv.get("Default", "NO").upper() == "YES",
+            state=kv.get("State", "UP")))
+    return tuple(out)
+
+
+def parse_nodes(text: str) -> tuple[Node, ...]:
+    """``scontrol show node -o``."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        kv = key_values(line)
+        where = f"scontrol show node, line {n}"
+        if "NodeName" not in kv:
+            raise BadInput(f"{where}: no NodeName= in '{line[:60]}'")
+        parts = kv.get("Partitions", "")
+        out.append(Node(name=kv["NodeName"], cpus=_int(kv.get("CPUTot", "0"), where),
+                        state=kv.get("State", "UNKNOWN").upper(),
+                        alloc_cpus=_int(kv.get("CPUAlloc", "0"), where),
+                        partitions=tuple(p for p in parts.split(",") if p)))
+    return tuple(out)
+
+
+def parse_config(text: str) -> SchedulingConfig:
+    """``scontrol show config`` (``Key = value`` lines) -> the scheduling configuration."""
+    kv = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip():
+            kv[key.strip()] = value.strip()
+    if "SchedulerType" not in kv and "PriorityType" not in kv:
+        raise BadInput("scontrol show config: no SchedulerType or PriorityType line; is this "
+                       "the output of 'scontrol show config'?")
+    where = "scontrol show config"
+
+    def weight(name: str) -> int:
+        return _int(kv.get(name, "0"), where)
+
+    def seconds(name: str, default: int) -> int:
+        value = slurm_duration(kv.get(name, ""), f"{where}, {name}")
+        return default if value is None else value
+
+    raw_sched = {} if _unset(kv.get("SchedulerParameters")) else \
+        dict(_setting(s) for s in kv["SchedulerParameters"].split(",") if s)
+    return SchedulingConfig(
+        priority_type=kv.get("PriorityType", "priority/basic"),
+        priority_weight_age=weight("PriorityWeightAge"),
+        priority_weight_assoc=weight("PriorityWeightAssoc"),
+        priority_weight_fairshare=weight("PriorityWeightFairShare"),
+        priority_weight_job_size=weight("PriorityWeightJobSize"),
+        priority_weight_partition=weight("PriorityWeightPartition"),
+        priority_weight_qos=weight("PriorityWeightQOS"),
+        priority_weight_tres=parse_tres_weights(kv.get("PriorityWeightTRES", "")),
+        priority_flags=_list(kv.get("PriorityFlags", "")),
+        priority_max_age=seconds("PriorityMaxAge", 7 * 86400),
+        priority_calc_period=seconds("PriorityCalcPeriod", 300),
+        priority_decay_half_life=seconds("PriorityDecayHalfLife", 7 * 86400),
+        priority_favor_small=kv.get("PriorityFavorSmall", "No").lower() in ("yes", "1"),
+        scheduler_type=kv.get("SchedulerType", "sched/backfill"),
+        scheduler_parameters=raw_sched,
+        backfill=backfill_parameters(raw_sched),
+        select_type=kv.get("SelectType", ""),
+        select_type_parameters="" if _unset(kv.get("SelectTypeParameters")) else
+        kv["SelectTypeParameters"],
+        preempt_type=kv.get("PreemptType", "preempt/none"),
+        preempt_mode=kv.get("PreemptMode", "OFF"),
+        scheduler_time_slice=seconds("SchedulerTimeSlice", 30),
+        job_submit_plugins=_list(kv.get("JobSubmitPlugins", "")),
+        over_time_limit=(seconds("OverTimeLimit", 0) // 60),
+        slurm_version=kv.get("SLURM_VERSION", ""))
+
+
+def parse_tres_weights(text: str) -> dict[str, float]:
+    """``CPU=1000,Mem=2000,GRES/gpu=-5`` -> {'cpu': 1000.0, 'mem': 2000.0, 'gres/gpu': -5.0}."""
+    if _unset(text):
+        return {}
+    out = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        try:
+            out[key.strip().lower()] = float(value)
+        except ValueError:
+            raise BadInput(f"PriorityWeightTRES: '{item}' is not NAME=number") from None
+    return out
+
+
+def backfill_parameters(raw: dict[str, str]) -> BackfillParameters:
+    """Typed values of the SchedulerParameters the simulator models; Slurm's defaults."""
+    values = {}
+    for f in BackfillParameters.__dataclass_fields__.values():
+        if f.name not in raw:
+            continue
+        text = raw[f.name]
+        if f.type in (bool, "bool"):
+            values[f.name] = True
+        else:
+            values[f.name] = _int(text, f"SchedulerParameters {f.name}")
+    return BackfillParameters(**values)
+
+
+def parse_sprio(text: str) -> dict[tuple[int, str], dict[str, float]]:
+    """``sprio -h -o SPRIO_FORMAT`` -> {(job id, partition): {priority, site, age, ...}}.
+    ``sprio -l`` / ``sprio`` column tables (with their header line) are read too.
+
+    sprio lists only jobs that can be prioritised (not held, not waiting on a dependency).
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and lines[0].split()[0] == "JOBID":
+        return _sprio_table(lines)
+    out = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if len(cells) != 13:
+            raise BadInput(f"sprio, line {n}: {len(cells)} fields, expected 13 "
+                           f"(format {SPRIO_FORMAT})")
+        where = f"sprio, line {n}"
+        factors = {"priority": _number(cells[3], where)}
+        for name, cell in zip(SPRIO_FACTORS, cells[4:12]):
+            factors[name] = _number(cell, where)
+        for item in cells[12].split(","):  # weighted TRES factors, e.g. cpu=12
+            key, sep, value = item.partition("=")
+            if sep:
+                factors[f"tres:{key.strip().lower()}"] = _number(value, where)
+        out[(_int(cells[0], where), cells[1].strip())] = factors
+    return out
+
+
+def _sprio_table(lines: list[str]) -> dict[tuple[int, str], dict[str, float]]:
+    """sprio's default/long output: columns named by the header; the first PARTITION is the
+    partition's name, the second its factor; a blank TRES column may be missing."""
+    header = lines[0].split()
+    names = [h.lower() for h in header]
+    names[names.index("partition")] = "partition_name"
+    out = {}
+    for n, line in enumerate(lines[1:], 2):
+        cells = line.split()
+        if cells[0] == "Weights":
+            continue
+        row = dict(zip(names, cells))
+        where = f"sprio, line {n}"
+        factors = {"priority": _number(row.get("priority", ""), where)}
+        for name in SPRIO_FACTORS:
+            if name in row:
+                factors[name] = _number(row[name], where)
+        out[(_int(row["jobid"], where), row["partition_name"])] = factors
+    return out
+
+
+def _setting(item: str) -> tuple[str, str]:
+    key, _, value = item.partition("=")
+    return key.strip(), value.strip()
+
+
+def _unset(text: str | None) -> bool:
+    return text is None or text.strip().lower() in _UNSET
+
+
+def _list(text: str) -> tuple[str, ...]:
+    return () if _unset(text) else tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def _int(text: str, where: str) -> int:
+    t = text.strip()
+    if t.upper() in ("UNLIMITED", "INFINITE"):
+        return 0
+    try:
+        return int(t)
+    except ValueError:
+        raise BadInput(f"{where}: '{text}' is not an integer") from None
+
+
+def _number(text: str, where: str) -> float:
+    t = text.strip()
+    if not t:
+        return 0.0
+    try:
+        return float(t)
+    except ValueError:
+        raise BadInput(f"{where}: '{text}' is not a number") from None

@@ -1,0 +1,186 @@
+"""Snapshots from traces, and the engine input that plays any snapshot forward.
+
+``trace_snapshot`` replays a trace under a policy up to a moment and returns the state the
+scheduler held then, as a ``Snapshot`` exactly like one from a live cluster: running jobs
+with their start times, pending jobs with their submit times; jobs submitted later do not
+exist in it. ``resume_arrays`` turns a snapshot (plus the runtimes to assume and any later
+arrivals) into the engine's input, so that simulation continues from that exact state.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import pandas as pd
+
+from advisor.engine import (
+    ORDERINGS,
+    EngineConfig,
+    Estimates,
+    JobArrays,
+    job_arrays,
+    make_arrays,
+    run,
+)
+from advisor.engine.structures import order_key
+from advisor.errors import BadInput
+from advisor.model import (
+    Cluster,
+    Job,
+    Node,
+    Partition,
+    SchedulingConfig,
+    Snapshot,
+    TraceHeader,
+    Workload,
+)
+from advisor.plugins import parse_duration
+from advisor.policy import Policy
+
+#: The partition every job of a trace runs in: traces of the Archive know one machine.
+TRACE_PARTITION = "batch"
+#: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
+UNLIMITED_ESTIMATE = 365 * 86400
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
+
+
+def parse_moment(text: str, header: TraceHeader) -> int:
+    """A moment of a trace in its own clock: seconds since its start (``864000``, ``10d``,
+    ``36h``) or a date (``1996-10-01``, ``1996-10-01T12:00``) in the trace's time zone,
+    which needs the header's UnixStartTime."""
+    text = text.strip()
+    if _DATE.match(text):
+        if header.unix_start_time is None:
+            raise BadInput(f"the trace has no UnixStartTime, so the date '{text}' cannot be "
+                           "placed in it; give the moment as seconds since its start")
+        zone = timezone.utc
+        if header.time_zone_string:
+            try:
+                zone = ZoneInfo(header.time_zone_string)
+            except (ZoneInfoNotFoundError, ValueError):
+                pass
+        moment = datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=zone)
+        return int(moment.timestamp()) - header.unix_start_time
+    try:
+        return parse_duration(text)
+    except BadInput:
+        raise BadInput(f"'{text}' is not a moment; give seconds since the trace's start "
+                       "(864000, 10d, 36h) or a date (1996-10-01T12:00)") from None
+
+
+def trace_snapshot(workload: Workload, policy: Policy, time: int,
+                   estimates: Estimates = Estimates(),
+                   base: EngineConfig = EngineConfig()) -> Snapshot:
+    """The state at ``time`` of the trace replayed under ``policy``.
+
+    The replay sees only the jobs submitted at or before ``time`` (nothing later can change
+    what happened until then). A job ending exactly at ``time`` is gone; the pass the
+    scheduler made at ``time`` is included. A pending job's ``priority`` is its rank in the
+    policy's queue order then (highest first): a trace has no Slurm priorities.
+    """
+    jobs = workload.jobs
+    known = jobs["submit"].to_numpy() <= time
+    past = workload.with_jobs(jobs[known])
+    arrays = job_arrays(past, estimates)
+    config = policy.engine_config(base)
+    start, _ = run(arrays, config)
+    end = start + arrays.runtime
+    running = np.flatnonzero((start <= time) & (end > time))
+    pending = np.flatnonzero(start > time)
+    rank = _queue_rank(arrays, pending, time, config)
+    ids, users = past.jobs["job_id"].to_numpy(), past.jobs["user"].to_numpy()
+
+    def job(i: int, state: str, **extra) -> Job:
+        return Job(job_id=int(ids[i]), user=str(users[i]), partition=TRACE_PARTITION,
+                   cpus=int(arrays.procs[i]), state=state,
+                   submit_time=int(arrays.submit[i]), eligible_time=int(arrays.submit[i]),
+                   time_limit=int(arrays.estimate[i]), nodes=int(arrays.procs[i]),
+                   partitions=(TRACE_PARTITION,), **extra)
+
+    # The textbook engine counts processors, not nodes: give each running job the next free
+    # one-processor nodes, in start order, so that the nodes' states add up.
+    machine, used, placed = trace_machine(workload), 0, {}
+    for i in sorted(running, key=lambda i: (start[i], i)):
+        placed[i] = tuple(n.name for n in machine.nodes[used:used + arrays.procs[i]])
+        used += int(arrays.procs[i])
+    busy = {name for names in placed.values() for name in names}
+    machine = replace(machine, nodes=tuple(
+        replace(n, state="ALLOCATED", alloc_cpus=1) if n.name in busy else n
+        for n in machine.nodes))
+    run_jobs = tuple(job(i, "RUNNING", start_time=int(start[i]),
+                         elapsed=int(time - start[i]), node_list=placed[i]) for i in running)
+    wait_jobs = tuple(job(i, "PENDING", priority=int(len(pending) - rank[k]),
+                          state_reason="Priority" if rank[k] else "Resources")
+                      for k, i in enumerate(pending))
+    source = {"kind": "swf", "trace": workload.source, "policy": policy.spec,
+              "engine": "textbook", "estimates": estimates.label}
+    if workload.header.unix_start_time is not None:
+        source["unix_start_time"] = str(workload.header.unix_start_time)
+    return Snapshot(time=int(time), machine=machine, running=run_jobs,
+                    pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),
+                    config=SchedulingConfig(), source=source)
+
+
+def trace_machine(workload: Workload) -> Cluster:
+    """A trace's machine as a cluster: one node per processor (the papers' model), all in
+    one partition with no time limit."""
+    procs = workload.machine.procs
+    names = tuple(f"p{i}" for i in range(1, procs + 1))
+    nodes = tuple(Node(name=n, cpus=1, partitions=(TRACE_PARTITION,)) for n in names)
+    partition = Partition(name=TRACE_PARTITION, nodes=names, default=True)
+    return Cluster(name=workload.machine.name or workload.source, nodes=nodes,
+                   partitions=(partition,))
+
+
+def _queue_rank(arrays: JobArrays, pending: np.ndarray, time: int,
+                config: EngineConfig) -> np.ndarray:
+    """Each pending job's place (0 = head) in the primary order at ``time``: over-threshold
+    jobs first by submit time (seed 002 §6), then the ordering's key, then arrival."""
+    kind = ORDERINGS[config.primary]
+    over = np.zeros(len(pending), bool)
+    if config.threshold is not None:
+        over = time - arrays.submit[pending] > config.threshold
+    keys = np.array([order_key(kind, int(i), time, arrays.submit, arrays.estimate,
+                               arrays.procs) for i in pending], dtype=float)
+    keys = np.where(over, arrays.submit[pending].astype(float), keys)
+    order = np.lexsort((pending, keys, ~over))
+    rank = np.empty(len(pending), np.int64)
+    rank[order] = np.arange(len(pending))
+    return rank
+
+
+def resume_arrays(snapshot: Snapshot, runtimes: Mapping[int, int],
+                  arrivals: pd.DataFrame | None = None,
+                  first_pass: bool = False) -> tuple[JobArrays, np.ndarray]:
+    """The engine's input that continues from ``snapshot``.
+
+    ``runtimes`` gives the actual runtime to assume for every running and pending job (by
+    job id; a running job's must exceed its elapsed time). ``arrivals`` are jobs submitted
+    after the snapshot, as a Workload table (``submit``, ``runtime``, ``estimate``,
+    ``procs``, ``job_id``). Time limits are the estimates; an unlimited one counts as
+    ``UNLIMITED_ESTIMATE``. Jobs are put in (submit, job id) order, the engine's tie-break;
+    the job ids in that order come back with the arrays.
+    """
+    rows = []
+    for job in (*snapshot.running, *snapshot.pending):
+        if job.job_id not in runtimes:
+            raise BadInput(f"no runtime given for job {job.job_id} of the snapshot")
+        limit = UNLIMITED_ESTIMATE if job.time_limit is None else job.time_limit
+        rows.append((job.submit_time, job.job_id, int(runtimes[job.job_id]), limit, job.cpus,
+                     job.start_time if job.state == "RUNNING" else -1))
+    table = pd.DataFrame(rows, columns=["submit", "job_id", "runtime", "estimate", "procs",
+                                        "fixed"])
+    if arrivals is not None and len(arrivals):
+        later = arrivals[arrivals["submit"] > snapshot.time]
+        extra = later[["submit", "job_id", "runtime", "estimate", "procs"]].assign(fixed=-1)
+        table = pd.concat([table, extra], ignore_index=True)
+    table = table.sort_values(["submit", "job_id"], kind="mergesort")
+    arrays = make_arrays(table["submit"], table["runtime"], table["estimate"], table["procs"],
+                         snapshot.machine.cpus, t0=snapshot.time, fixed=table["fixed"],
+                         first_pass=first_pass)
+    return arrays, table["job_id"].to_numpy(np.int64)

@@ -1,0 +1,333 @@
+"""A real Slurm cluster on this host, for integration tests: Debian's munge, mariadb, slurmdbd,
+slurmctld and four virtual slurmd nodes of 16 CPUs each, all on loopback.
+
+Everything the cluster writes lives in one private directory (configuration, state, spool,
+logs, the database), its daemons listen on free ports, and every daemon runs in the
+foreground as a child of this process, so ``stop`` ends exactly what ``start`` began and
+leaves a site's own Slurm alone. Clients find the cluster through ``SLURM_CONF``, which
+``start`` sets in this process's environment.
+
+The recipe and its pitfalls (SlurmctldHost must be ``hostname -s``; without slurmdbd no
+priority is ever recomputed) are in ../shared/slurm/README.md.
+
+Run by hand: ``python tests/integration/slurm_cluster.py`` starts a cluster and waits for
+Ctrl-C; ``SLURM_CONF`` is printed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
+NODES = 4
+NODE_CPUS = 16
+
+SLURM_CONF = """\
+ClusterName=lab
+SlurmctldHost={host}(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+SlurmctldPort={ctld_port}
+StateSaveLocation={root}/state
+SlurmdSpoolDir={root}/spool/%n
+SlurmctldPidFile={root}/run/slurmctld.pid
+SlurmdPidFile={root}/run/slurmd-%n.pid
+SlurmctldLogFile={root}/log/slurmctld.log
+SlurmdLogFile={root}/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+SlurmdParameters=config_overrides
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1,bf_continue
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+PriorityType=priority/multifactor
+PriorityCalcPeriod=1
+PriorityMaxAge=1-0
+PriorityWeightAge=1000
+PriorityWeightFairshare=0
+PriorityWeightJobSize=500
+PriorityWeightPartition=1000
+PriorityWeightQOS=0
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort={dbd_port}
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+NodeName=n[1-{nodes}] NodeHostname={host} NodeAddr=127.0.0.1 Port={slurmd_ports} \
+CPUs={cpus} RealMemory=8000 State=UNKNOWN
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityJobFactor=1
+PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityJobFactor=10
+PartitionName=short Nodes=n[3-4] MaxTime=30 DefaultTime=5 State=UP PriorityJobFactor=5
+"""
+
+SLURMDBD_CONF = """\
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort={dbd_port}
+SlurmUser=root
+LogFile={root}/log/slurmdbd.log
+PidFile={root}/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort={db_port}
+StorageUser=slurm
+StoragePass=slurmpw
+StorageLoc=slurm_acct_db
+"""
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free TCP ports on loopback (the OS picks them)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def consecutive_free_ports(n: int) -> int:
+    """The first of n consecutive free ports (slurm.conf gives slurmd ports as a range)."""
+    for base in range(17001, 30000, n):
+        try:
+            socks = []
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise ClusterError("no free port range for slurmd")
+
+
+def wait_for(what: str, check, timeout: float = 60.0, log: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    tail = ""
+    if log is not None and log.exists():
+        tail = "\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+    raise ClusterError(f"timed out waiting for {what}{tail}")
+
+
+def quiet(cmd: list[str], env=None, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, timeout=timeout, capture_output=True, text=True)
+
+
+@dataclass
+class SlurmCluster:
+    """Start with ``start()``, stop with ``stop()``; ``env`` is what a client needs."""
+
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="advisor-slurm-")))
+    procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- install
+    def install(self) -> None:
+        """apt-get the Debian packages when a binary is missing (about 25 s on a fresh VM)."""
+        if all(shutil.which(b) for b in ("slurmctld", "slurmd", "slurmdbd", "munged",
+                                          "mariadbd", "sbatch")):
+            return
+        t = time.monotonic()
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        lock = ["-o", "DPkg::Lock::Timeout=600"]
+        for cmd in (["apt-get", *lock, "update", "-qq"],
+                    ["apt-get", *lock, "install", "-y", "-qq", "--no-install-recommends",
+                     *PACKAGES]):
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                raise ClusterError(f"{' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
+        self.timings["install"] = time.monotonic() - t
+
+    # ---------------------------------------------------------------- start
+    def start(self) -> SlurmCluster:
+        t0 = time.monotonic()
+        self.install()
+        root = self.root
+        for d in ("etc", "state", "spool", "log", "run", "mysql"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        os.chmod(root, 0o755)
+        shutil.chown(root / "mysql", "mysql", "mysql")
+        ctld_port, dbd_port, db_port = free_ports(3)
+        slurmd_base = consecutive_free_ports(NODES)
+        host = socket.gethostname().split(".")[0]
+        conf = root / "etc" / "slurm.conf"
+        ports = f"{slurmd_base}-{slurmd_base + NODES - 1}"
+        conf.write_text(SLURM_CONF.format(host=host, root=root, ctld_port=ctld_port,
+                                          dbd_port=dbd_port, nodes=NODES, cpus=NODE_CPUS,
+                                          slurmd_ports=ports))
+        dbd_conf = root / "etc" / "slurmdbd.conf"
+        dbd_conf.write_text(SLURMDBD_CONF.format(root=root, dbd_port=dbd_port,
+                                                 db_port=db_port))
+        os.chmod(dbd_conf, 0o600)
+        self.env = dict(os.environ, SLURM_CONF=str(conf))
+        try:
+            self._munge()
+            self._mariadb(db_port)
+            self._slurmdbd()
+            t = time.monotonic()
+            self._spawn("slurmctld", ["slurmctld", "-D"])
+            for i in range(1, NODES + 1):
+                (root / "spool" / f"n{i}").mkdir(exist_ok=True)
+                self._spawn(f"slurmd-n{i}", ["slurmd", "-D", "-N", f"n{i}"])
+            wait_for("all nodes idle", self._all_idle, log=root / "log" / "slurmctld.log")
+            self.timings["daemons"] = time.monotonic() - t
+        except BaseException:
+            self.stop(keep=True)
+            raise
+        os.environ["SLURM_CONF"] = str(conf)
+        self.timings["start"] = time.monotonic() - t0
+        return self
+
+    def _spawn(self, name: str, cmd: list[str], user: str | None = None) -> subprocess.Popen:
+        log = open(self.root / "log" / f"{name}.out", "ab")
+        p = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, user=user, start_new_session=True)
+        log.close()
+        self.procs.append((name, p))
+        return p
+
+    def _munge(self) -> None:
+        if self._munge_works():
+            return  # the host's own munged: use it, never stop it
+        key = Path("/etc/munge/munge.key")
+        if not key.exists():
+            r = quiet(["runuser", "-u", "munge", "--", "mungekey", "--create"])
+            if r.returncode != 0:
+                raise ClusterError(f"mungekey --create failed: {r.stderr.strip()}")
+        Path("/run/munge").mkdir(parents=True, exist_ok=True)
+        shutil.chown("/run/munge", "munge", "munge")
+        self._spawn("munged", ["/usr/sbin/munged", "-F"], user="munge")
+        wait_for("munged", self._munge_works, timeout=20)
+
+    @staticmethod
+    def _munge_works() -> bool:
+        try:
+            cred = quiet(["munge", "-n"], timeout=5)
+            if cred.returncode != 0:
+                return False
+            return subprocess.run(["unmunge"], input=cred.stdout, capture_output=True,
+                                  text=True, timeout=5).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+
+    def _mariadb(self, port: int) -> None:
+        t = time.monotonic()
+        data, sock = self.root / "mysql" / "data", self.root / "mysql" / "mysqld.sock"
+        r = quiet(["mariadb-install-db", "--no-defaults", "--user=mysql", f"--datadir={data}",
+                   "--auth-root-authentication-method=socket", "--skip-test-db"], timeout=120)
+        if r.returncode != 0:
+            raise ClusterError(f"mariadb-install-db failed: {r.stderr.strip()[-500:]}")
+        self._spawn("mariadbd", ["mariadbd", "--no-defaults", "--user=mysql",
+                                 f"--datadir={data}", f"--socket={sock}", f"--port={port}",
+                                 "--bind-address=127.0.0.1", "--innodb-buffer-pool-size=64M",
+                                 "--innodb-lock-wait-timeout=900"])
+        client = ["mariadb", "--no-defaults", f"--socket={sock}", "-u", "root"]
+        wait_for("mariadbd", lambda: quiet([*client, "-e", "select 1"]).returncode == 0,
+                 log=self.root / "log" / "mariadbd.out")
+        r = quiet([*client, "-e",
+                   "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw';"
+                   "CREATE USER 'slurm'@'localhost' IDENTIFIED BY 'slurmpw';"
+                   "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"
+                   "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';"])
+        if r.returncode != 0:
+            raise ClusterError(f"creating the slurm database user failed: {r.stderr.strip()}")
+        self.timings["mariadb"] = time.monotonic() - t
+
+    def _slurmdbd(self) -> None:
+        t = time.monotonic()
+        self._spawn("slurmdbd", ["slurmdbd", "-D"])
+        wait_for("slurmdbd", lambda: quiet(["sacctmgr", "-n", "show", "cluster"],
+                                           env=self.env).returncode == 0,
+                 log=self.root / "log" / "slurmdbd.log")
+        for cmd in (["add", "cluster", "lab"],
+                    ["add", "account", "research", "Description=test", "Organization=lab"],
+                    ["add", "user", "root", "Account=research"]):
+            r = quiet(["sacctmgr", "-i", *cmd], env=self.env)
+            if r.returncode != 0:
+                raise ClusterError(f"sacctmgr {' '.join(cmd)} failed: {r.stderr.strip()}")
+        self.timings["slurmdbd"] = time.monotonic() - t
+
+    def _all_idle(self) -> bool:
+        for name, p in self.procs:
+            if p.poll() is not None:
+                raise ClusterError(f"{name} exited with {p.returncode}; see {self.root}/log")
+        r = quiet(["sinfo", "-h", "-N", "-p", "batch", "-t", "idle", "-o", "%N"],
+                  env=self.env)
+        return r.returncode == 0 and len(r.stdout.split()) == NODES
+
+    # ---------------------------------------------------------------- use
+    def run(self, *cmd: str, timeout: float = 30) -> str:
+        """Run a Slurm client command against this cluster; its stdout, or ClusterError."""
+        r = quiet(list(cmd), env=self.env, timeout=timeout)
+        if r.returncode != 0:
+            raise ClusterError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def cancel_all(self) -> None:
+        ids = quiet(["squeue", "-h", "-o", "%i"], env=self.env).stdout.split()
+        if ids:
+            quiet(["scancel", *ids], env=self.env)
+
+    # ---------------------------------------------------------------- stop
+    def stop(self, keep: bool = False) -> None:
+        """Cancel the jobs, then stop every daemon this object started: slurmctld first, then
+        the others newest first (slurmd, slurmdbd, mariadbd, munged)."""
+        if any(name == "slurmctld" and p.poll() is None for name, p in self.procs):
+            try:
+                self.cancel_all()
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        order = sorted(reversed(self.procs), key=lambda np: np[0] != "slurmctld")
+        for name, p in order:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.procs.clear()
+        if not keep and not os.environ.get("ADVISOR_KEEP_SLURM"):
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    cluster = SlurmCluster().start()
+    print(f"export SLURM_CONF={cluster.root}/etc/slurm.conf   # up in "
+          f"{cluster.timings['start']:.1f} s: {cluster.timings}")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        cluster.stop(keep=True)

@@ -1,0 +1,98 @@
+"""The pyslurm path, against objects shaped like pyslurm 25.11's documented API (pyslurm
+cannot be built here: it needs Slurm 25.11; see ../shared/slurm/README.md). The objects
+carry the same jobs as our real 22.05 recording, so both adapters must agree."""
+from types import SimpleNamespace as Obj
+
+import pytest
+
+from adapters import slurm_json, slurm_pyslurm, slurm_text
+from adapters.slurm_cli import SlurmCommands
+from advisor.errors import MissingExtra, SourceUnavailable
+from tests.unit.test_slurm_parsers import NOW, OURS, read, squeue_doc
+
+
+class Collection(dict):
+    """``Jobs``/``Nodes``/``Partitions``: ``load()`` gives a dict-like map of objects."""
+
+    items_ = {}
+
+    @classmethod
+    def load(cls, **_):
+        return cls(cls.items_)
+
+
+def fake_pyslurm(fail: bool = False):
+    raw = {j["job_id"]: j for j in squeue_doc()["jobs"]}
+    jobs = {i: Obj(id=i, user_name=r["user_name"], user_id=0, account=r["account"],
+                   partition=r["partition"], qos=r["qos"], state=r["job_state"],
+                   state_reason=r["state_reason"], priority=r["priority"], nice=r["nice"],
+                   time_limit=r["time_limit"], submit_time=r["submit_time"],
+                   eligible_time=r["eligible_time"], start_time=r["start_time"],
+                   run_time=NOW - r["start_time"] if r["job_state"] == "RUNNING" else 0,
+                   cpus=r["cpus"], num_nodes=r["node_count"], allocated_nodes=r["nodes"],
+                   dependencies={"afterok": "17(unfulfilled)"} if r["dependency"] else {})
+            for i, r in raw.items()}
+    nodes = {n.name: Obj(name=n.name, state=n.state, total_cpus=n.cpus,
+                         allocated_cpus=n.alloc_cpus, partitions=list(n.partitions))
+             for n in slurm_json.nodes_from_json(slurm_json.load(read(OURS, "sinfo.json"),
+                                                                 "s"), "s")}
+    parts = {p.name: Obj(name=p.name, nodes=",".join(p.nodes),
+                         max_time="UNLIMITED" if p.max_time is None else p.max_time // 60,
+                         default_time=None if p.default_time is None else
+                         p.default_time // 60, priority_tier=p.priority_tier,
+                         priority_job_factor=p.priority_job_factor,
+                         oversubscribe=p.oversubscribe, is_default=p.default, state=p.state)
+             for p in slurm_text.parse_partitions(read(OURS, "scontrol_show_partition.txt"))}
+    c = slurm_text.parse_config(read(OURS, "scontrol_show_config.txt"))
+    config = Obj(priority_type=c.priority_type, priority_weight_age=1000,
+                 priority_weight_assoc=0, priority_weight_fair_share=0,
+                 priority_weight_job_size=500, priority_weight_partition=1000,
+                 priority_weight_qos=0, priority_weight_tres={}, priority_max_age=86400,
+                 priority_calc_period=60, priority_decay_half_life=604800,
+                 priority_flags=[], priority_favor_small=False,
+                 scheduler_type="sched/backfill",
+                 scheduler_parameters={"bf_interval": "1", "bf_continue": True},
+                 select_type="select/cons_tres", select_type_parameters=["CR_CORE"],
+                 preempt_type="preempt/none", preempt_mode="OFF")
+
+    def loader(items):
+        if fail:
+            def load(**_):
+                raise RuntimeError("Unable to contact slurm controller")
+            return Obj(load=load)
+        return type("Map", (Collection,), {"items_": items})
+
+    return Obj(Jobs=loader(jobs), Nodes=loader(nodes), Partitions=loader(parts),
+               slurmctld=Obj(Config=Obj(load=lambda: config)), __version__="25.11.2")
+
+
+class RecordedSprio(SlurmCommands):
+    def run(self, *args):
+        assert args[0] == "sprio"
+        return read(OURS, "sprio.txt")
+
+
+def test_pyslurm_snapshot_agrees_with_the_cli_parsers():
+    snap = slurm_pyslurm.snapshot(RecordedSprio(), module=fake_pyslurm())
+    running, pending = slurm_json.jobs_from_squeue(squeue_doc(), NOW)
+    assert [j.job_id for j in snap.running] == sorted(j.job_id for j in running)
+    by_id = {j.job_id: j for j in running + pending}
+    for job in (*snap.running, *snap.pending):
+        cli = by_id[job.job_id]
+        assert (job.cpus, job.state, job.time_limit, job.partitions, job.priority,
+                job.held, job.submit_time, job.start_time, job.node_list) == \
+            (cli.cpus, cli.state, cli.time_limit, cli.partitions, cli.priority, cli.held,
+             cli.submit_time, cli.start_time, cli.node_list)
+    assert snap.machine.cpus == 64 and snap.machine.partition("short").max_time == 1800
+    assert snap.config.backfill.bf_interval == 1 and snap.config.backfill.bf_continue
+    assert snap.config.select_type_parameters == "CR_CORE"
+    assert {j.job_id: j.priority_factors.get("jobsize") for j in snap.pending}[18] == 188
+    assert snap.source["adapter"] == "pyslurm"
+
+
+def test_pyslurm_errors():
+    with pytest.raises(SourceUnavailable, match="pyslurm: RuntimeError: Unable to contact"):
+        slurm_pyslurm.snapshot(RecordedSprio(), module=fake_pyslurm(fail=True))
+    if not slurm_pyslurm.available():
+        with pytest.raises(MissingExtra, match=r"slurm-policy-advisor\[slurm\]"):
+            slurm_pyslurm.snapshot(RecordedSprio())
