@@ -79,23 +79,31 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
         text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
         partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
     config = slurm_text.parse_config(commands.run("scontrol", "show", "config"))
-    factors = slurm_text.parse_sprio(commands.run("sprio", "--noheader", "--format",
-                                                  slurm_text.SPRIO_FORMAT))
-    pending = [replace(j, priority_factors=factors.get((j.job_id, j.partition), {}))
-               for j in pending]
+    factors = sprio_factors(commands)
     cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", ""))
     source = {"kind": "slurm", "adapter": "cli", "schema": version,
               "release": slurm_json.slurm_release(squeue)}
-    return assemble(now, nodes, partitions, running, pending, config, source, cluster_name)
+    return assemble(now, nodes, partitions, running, pending, config, source, factors,
+                    cluster_name)
 
 
-def assemble(now, nodes, partitions, running, pending, config, source,
+def sprio_factors(commands: SlurmCommands) -> dict[tuple[int, str], dict[str, float]]:
+    """sprio's factors by (job id, partition): every adapter's source of them."""
+    return slurm_text.parse_sprio(commands.run("sprio", "--noheader", "--format",
+                                               slurm_text.SPRIO_FORMAT))
+
+
+def assemble(now, nodes, partitions, running, pending, config, source, factors=None,
              cluster_name: str = "") -> Snapshot:
-    """A Snapshot from parsed parts; refuses one that is not whole."""
+    """A Snapshot from parsed parts, each pending job given its sprio ``factors`` (for the
+    partition it is listed under); refuses a snapshot that is not whole."""
     if not nodes:
         raise BadInput("the cluster reports no nodes; a snapshot needs its machine")
     if not partitions:
         raise BadInput("the cluster reports no partitions; a snapshot needs them")
+    if factors:
+        pending = [replace(j, priority_factors=factors.get((j.job_id, j.partition), {}))
+                   for j in pending]
     if not config.slurm_version:
         config = replace(config, slurm_version=source.get("release", ""))
     key = (lambda j: (j.submit_time, j.job_id))

@@ -39,24 +39,15 @@ def snapshot(commands: slurm_cli.SlurmCommands = slurm_cli.SlurmCommands(),
         config = module.slurmctld.Config.load()
     except Exception as e:  # pyslurm.RPCError and friends: slurmctld is not answering
         raise SourceUnavailable(f"pyslurm: {type(e).__name__}: {e}; is slurmctld up?") from e
-    factors = slurm_text.parse_sprio(commands.run("sprio", "--noheader", "--format",
-                                                  slurm_text.SPRIO_FORMAT))
     running, pending = [], []
-    for j in jobs:
-        job = _job(j, now)
-        if job is None:
-            continue
-        if job.state == "PENDING":
-            pending.append(Job(**{**job.__dict__, "priority_factors":
-                                  factors.get((job.job_id, job.partition), {})}))
-        else:
-            running.append(job)
+    for job in filter(None, (_job(j, now) for j in jobs)):
+        (pending if job.state == "PENDING" else running).append(job)
     node_objs = tuple(_node(n) for n in nodes)
     part_objs = tuple(_partition(p, tuple(n.name for n in node_objs)) for p in partitions)
     source = {"kind": "slurm", "adapter": "pyslurm",
               "release": getattr(module, "__version__", "")}
     return slurm_cli.assemble(now, node_objs, part_objs, running, pending, _config(config),
-                              source)
+                              source, slurm_cli.sprio_factors(commands))
 
 
 def _minutes(value) -> int | None:

@@ -74,16 +74,22 @@ def expand_hostlist(text: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def parse_partitions(text: str, nodes: tuple[str, ...] = ()) -> tuple[Partition, ...]:
-    """``scontrol show partition -o``; ``Nodes=ALL`` expands to ``nodes``."""
-    out = []
+def _records(text: str, what: str, key: str):
+    """(where, fields) of each record of ``scontrol show WHAT -o``, which must have ``key``."""
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         kv = key_values(line)
-        where = f"scontrol show partition, line {n}"
-        if "PartitionName" not in kv:
-            raise BadInput(f"{where}: no PartitionName= in '{line[:60]}'")
+        where = f"scontrol show {what}, line {n}"
+        if key not in kv:
+            raise BadInput(f"{where}: no {key}= in '{line[:60]}'")
+        yield where, kv
+
+
+def parse_partitions(text: str, nodes: tuple[str, ...] = ()) -> tuple[Partition, ...]:
+    """``scontrol show partition -o``; ``Nodes=ALL`` expands to ``nodes``."""
+    out = []
+    for where, kv in _records(text, "partition", "PartitionName"):
         members = nodes if kv.get("Nodes", "").upper() == "ALL" else \
             expand_hostlist(kv.get("Nodes", ""))
         out.append(Partition(
@@ -101,13 +107,7 @@ def parse_partitions(text: str, nodes: tuple[str, ...] = ()) -> tuple[Partition,
 def parse_nodes(text: str) -> tuple[Node, ...]:
     """``scontrol show node -o``."""
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        kv = key_values(line)
-        where = f"scontrol show node, line {n}"
-        if "NodeName" not in kv:
-            raise BadInput(f"{where}: no NodeName= in '{line[:60]}'")
+    for where, kv in _records(text, "node", "NodeName"):
         parts = kv.get("Partitions", "")
         out.append(Node(name=kv["NodeName"], cpus=_int(kv.get("CPUTot", "0"), where),
                         state=kv.get("State", "UNKNOWN").upper(),

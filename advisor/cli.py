@@ -244,8 +244,8 @@ def cmd_history(args, out: Console) -> int:
     from adapters.swf import write_swf
     from advisor.report import workload_caption, workload_dict
     now = int(time.time())
-    since, until = _moment(args.since, now, ago=True), _moment(args.until, now) \
-        if args.until else None
+    since = _moment(args.since, now, ago=True)
+    until = _moment(args.until, now) if args.until else None
     workload = history(since, until, _commands(args), args.procs)
     write_swf(workload, args.out)
     if args.json:

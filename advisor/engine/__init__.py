@@ -144,12 +144,12 @@ def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray
         raise BadInput("reservation depth k must be at least 1")
     threshold = -1 if config.threshold is None else int(config.threshold)
     t0 = core.NO_RESUME if arrays.t0 is None else arrays.t0
-    fixed = arrays.fixed if arrays.fixed is not None else _no_fixed(len(arrays))
+    fixed = arrays.fixed if arrays.fixed is not None else _NO_FIXED
     return core.simulate(arrays.submit, arrays.runtime, arrays.estimate, arrays.procs,
                          arrays.machine, mode, int(config.depth), primary, secondary,
                          threshold, shadow, bool(config.batch), t0, fixed,
                          bool(arrays.first_pass))
 
 
-def _no_fixed(n: int) -> np.ndarray:
-    return np.full(n, -1, np.int64)
+# Read only when resuming (t0 given), so an empty array stands for "no job is running".
+_NO_FIXED = np.empty(0, np.int64)

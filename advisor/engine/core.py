@@ -18,18 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from advisor.engine.structures import (
-    FCFS,
-    heap_pop,
-    heap_push,
-    keep_queued,
-    order_key,
-    profile_add,
-    profile_anchor,
-    running_insert,
-    running_remove,
-    sort_by_key,
-)
+from advisor.engine.structures import (FCFS, heap_pop, heap_push, keep_queued, order_key,
+                                       profile_add, profile_anchor, running_insert,
+                                       running_remove, sort_by_key)
 
 # Backfilling modes.
 NO_BACKFILL, EASY, DEPTH, CONSERVATIVE = 0, 1, 2, 3

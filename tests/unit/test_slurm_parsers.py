@@ -319,15 +319,13 @@ def test_newer_sacct(version, release):
 
 def test_assembled_snapshot_round_trips_losslessly():
     running, pending = slurm_json.jobs_from_squeue(squeue_doc(), NOW)
-    factors = slurm_text.parse_sprio(read(OURS, "sprio.txt"))
-    pending = [type(j)(**{**j.__dict__, "priority_factors": factors.get(
-        (j.job_id, j.partition), {})}) for j in pending]
     snap = assemble(NOW, slurm_json.nodes_from_json(slurm_json.load(read(OURS, "sinfo.json"),
                                                                     "s"), "s"),
                     slurm_text.parse_partitions(read(OURS, "scontrol_show_partition.txt")),
                     running, pending,
                     slurm_text.parse_config(read(OURS, "scontrol_show_config.txt")),
-                    {"kind": "slurm", "adapter": "cli", "schema": "v0.0.38"})
+                    {"kind": "slurm", "adapter": "cli", "schema": "v0.0.38"},
+                    slurm_text.parse_sprio(read(OURS, "sprio.txt")))
     assert [j.job_id for j in snap.pending][:2] == [23, 18]   # by priority: 625, 287
     back = Snapshot.from_dict(json.loads(json.dumps(snap.to_dict())))
     assert back == snap and isinstance(back.running[0].node_list, tuple)
