@@ -211,6 +211,8 @@ class BackfillParameters:
     bf_continue: bool = False
     bf_max_job_part: int = 0
     bf_max_job_user: int = 0
+    bf_one_resv_per_job: bool = False
+    bf_busy_nodes: bool = False
     default_queue_depth: int = 100
     sched_interval: int = 60         # seconds
 

@@ -15,6 +15,7 @@ Ctrl-C; ``SLURM_CONF`` is printed.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -290,6 +291,37 @@ class SlurmCluster:
         if r.returncode != 0:
             raise ClusterError(f"{' '.join(cmd)}: {r.stderr.strip()}")
         return r.stdout
+
+    def reconfigure(self, **settings: str) -> None:
+        """Set slurm.conf keys (``SchedulerParameters="bf_interval=1"``, ...) and run
+        ``scontrol reconfigure``; a key not in the file is appended."""
+        conf = self.root / "etc" / "slurm.conf"
+        lines = conf.read_text().splitlines()
+        for key, value in settings.items():
+            new = f"{key}={value}"
+            at = [i for i, line in enumerate(lines) if line.split("=", 1)[0] == key]
+            if at:
+                lines[at[0]] = new
+            else:
+                lines.insert(next(i for i, line in enumerate(lines)
+                                  if line.startswith("NodeName")), new)
+        conf.write_text("\n".join(lines) + "\n")
+        self.run("scontrol", "reconfigure")
+        time.sleep(2)  # let slurmctld apply it before the next client call
+
+    @contextlib.contextmanager
+    def reconfigured(self, **settings: str):
+        """``reconfigure`` for the duration of a with-block, then the original slurm.conf."""
+        conf = self.root / "etc" / "slurm.conf"
+        original = conf.read_text()
+        try:
+            self.reconfigure(**settings)
+            yield self
+        finally:
+            self.cancel_all()
+            conf.write_text(original)
+            self.run("scontrol", "reconfigure")
+            time.sleep(2)
 
     def cancel_all(self) -> None:
         ids = quiet(["squeue", "-h", "-o", "%i"], env=self.env).stdout.split()

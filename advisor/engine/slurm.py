@@ -1,0 +1,234 @@
+"""The slurm mode's input, built from a Snapshot (live or from a trace) or a whole Workload.
+
+``slurm_input`` continues from a snapshot: its running jobs keep their start times, its
+pending jobs their submit and eligible times and priority inputs, the machine its nodes and
+partitions, and the configuration in effect drives the schedulers. ``workload_input`` plays
+a whole trace on the trace's machine (one 1-CPU node per processor, one partition).
+``run_slurm`` simulates; it is pure like ``advisor.engine.run``.
+
+What is not modelled (documented in the README): held jobs and jobs waiting on a dependency
+are left out (they cannot start by themselves); QOS/association limits, licences, GRES,
+memory, preemption, gang scheduling, advanced reservations, node features and weights;
+default_queue_depth (the main scheduler tests the whole queue on every event).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from advisor.engine import Estimates, job_arrays
+from advisor.engine.core import NO_RESUME
+from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
+                                     partition_factor, static_priority)
+from advisor.engine.slurm_core import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
+                                       C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
+                                       C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV,
+                                       C_BF_PART_RESERVE, C_BF_RESOLUTION, C_BF_WINDOW,
+                                       C_CALC_PERIOD, C_COUNT_RESV, C_FIRST_PASS, C_OVER_TIME,
+                                       C_SCHED_INTERVAL, C_T0, CONFIG_SIZE, CPUS, ELIGIBLE,
+                                       EXCLUSIVE, FIXED, FIXED_PRIO, JOB_ROWS, LIMIT,
+                                       MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
+                                       simulate_slurm)
+from advisor.errors import BadInput
+from advisor.model import Cluster, Job, SchedulingConfig, Snapshot, Workload
+from advisor.snapshot import trace_machine
+
+UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
+# priority/basic: each new job gets the lowest priority so far minus one
+# [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
+BASIC_FIRST = 4294967294
+
+
+@dataclass(frozen=True)
+class SlurmInput:
+    """The compiled slurm core's arguments (see ``slurm_core.simulate_slurm``)."""
+
+    jobs: np.ndarray          # (JOB_ROWS, n) int64, jobs in (submit, job id) order
+    rec_job: np.ndarray
+    rec_part: np.ndarray
+    rec_static: np.ndarray
+    node_cpus: np.ndarray
+    part_nodes: np.ndarray    # (partitions, nodes) uint8
+    part_tier: np.ndarray
+    part_max: np.ndarray      # seconds
+    cfg: np.ndarray
+    w_age: float
+    max_age: float
+    job_ids: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.jobs.shape[1])
+
+
+def run_slurm(inp: SlurmInput) -> tuple[np.ndarray, np.ndarray]:
+    """Simulate; returns (start time of each job, its first backfill reservation or -1), in
+    the order of ``inp.job_ids``."""
+    return simulate_slurm(inp.jobs, inp.rec_job, inp.rec_part, inp.rec_static, inp.node_cpus,
+                          inp.part_nodes, inp.part_tier, inp.part_max, inp.cfg, inp.w_age,
+                          inp.max_age)
+
+
+def config_vector(config: SchedulingConfig, t0: int | None = None,
+                  first_pass: bool = False, count_reservations: bool = False) -> np.ndarray:
+    """The core's configuration vector from the typed configuration (seconds throughout).
+    ``count_reservations`` is the textbook idealisation (reservations hold CPU counts, not
+    whole nodes): for comparing with the textbook engine, never for predicting Slurm."""
+    bf = config.backfill
+    cfg = np.zeros(CONFIG_SIZE, np.int64)
+    # sched/builtin is the main scheduler alone [slurm.conf(5) SchedulerType]
+    cfg[C_BACKFILL] = int(config.scheduler_type == "sched/backfill")
+    cfg[C_BF_INTERVAL] = bf.bf_interval
+    cfg[C_BF_WINDOW] = bf.bf_window * 60
+    cfg[C_BF_RESOLUTION] = bf.bf_resolution
+    cfg[C_BF_MAX_JOB_TEST] = bf.bf_max_job_test
+    cfg[C_BF_PART_RESERVE] = bf.bf_job_part_count_reserve
+    cfg[C_BF_MIN_AGE] = bf.bf_min_age_reserve
+    cfg[C_BF_MIN_PRIO] = bf.bf_min_prio_reserve
+    cfg[C_BF_MAX_JOB_PART] = bf.bf_max_job_part
+    cfg[C_BF_MAX_JOB_USER] = bf.bf_max_job_user
+    cfg[C_BF_ONE_RESV] = int(bf.bf_one_resv_per_job)
+    cfg[C_BF_BUSY_NODES] = int(bf.bf_busy_nodes)
+    cfg[C_CALC_PERIOD] = config.priority_calc_period
+    cfg[C_SCHED_INTERVAL] = bf.sched_interval
+    cfg[C_OVER_TIME] = config.over_time_limit * 60
+    cfg[C_T0] = NO_RESUME if t0 is None else t0
+    cfg[C_FIRST_PASS] = int(first_pass)
+    cfg[C_COUNT_RESV] = int(count_reservations)
+    return cfg
+
+
+def _machine(cluster: Cluster):
+    index = {n.name: i for i, n in enumerate(cluster.nodes)}
+    node_cpus = np.array([n.cpus for n in cluster.nodes], np.int64)
+    parts = [p for p in cluster.partitions if p.state == "UP"] or list(cluster.partitions)
+    part_nodes = np.zeros((len(parts), len(index)), np.uint8)
+    for k, p in enumerate(parts):
+        part_nodes[k, [index[n] for n in p.nodes if n in index]] = 1
+    tier = np.array([p.priority_tier for p in parts], np.int64)
+    pmax = np.array([UNLIMITED_SECONDS if p.max_time is None else p.max_time for p in parts],
+                    np.int64)
+    return node_cpus, part_nodes, tier, pmax, {p.name: k for k, p in enumerate(parts)}
+
+
+def job_limit(job: Job, cluster: Cluster) -> int:
+    """F6: the job's limit, else its partition's DefaultTime, else MaxTime, in seconds."""
+    if job.time_limit is not None:
+        return job.time_limit
+    part = cluster.partition(job.partition)
+    if part is not None and part.default_time is not None:
+        return part.default_time
+    if part is not None and part.max_time is not None:
+        return part.max_time
+    return UNLIMITED_SECONDS
+
+
+def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job] = (),
+                first_pass: bool = True, config: SchedulingConfig | None = None) -> SlurmInput:
+    """The slurm core's input that continues from ``snapshot`` under ``config`` (default:
+    the snapshot's). ``runtimes`` gives every job's actual runtime by id (running, pending
+    and arriving); ``arrivals`` are jobs submitted after the snapshot."""
+    config = config or snapshot.config
+    cluster = snapshot.machine
+    node_cpus, part_nodes, tier, pmax, part_index = _machine(cluster)
+    jobs = [j for j in (*snapshot.running, *snapshot.pending, *arrivals)
+            if j.state == "RUNNING" or (not j.held and not j.dependency)]
+    jobs.sort(key=lambda j: (j.submit_time, j.job_id))
+    users = {u: i for i, u in enumerate(sorted({j.user for j in jobs}))}
+    n = len(jobs)
+    table = np.zeros((JOB_ROWS, n), np.int64)
+    rec_job, rec_part, rec_static = [], [], []
+    basic = config.priority_type != "priority/multifactor"
+    lowest = BASIC_FIRST
+    pending_ids = {j.job_id for j in snapshot.pending}
+    for i, job in enumerate(jobs):
+        if job.job_id not in runtimes:
+            raise BadInput(f"no runtime given for job {job.job_id}")
+        names = [job.partition] if job.state == "RUNNING" else list(
+            job.partitions or (job.partition,))
+        parts = [p for p in names if p in part_index]
+        if not parts:
+            raise BadInput(f"job {job.job_id} asks for partition(s) {','.join(names)} that "
+                           f"the snapshot's cluster does not have (or that are not UP)")
+        table[SUBMIT, i] = job.submit_time
+        table[RUNTIME, i] = runtimes[job.job_id]
+        table[LIMIT, i] = job_limit(job, cluster)
+        table[CPUS, i] = job.cpus
+        table[MIN_NODES, i] = job.nodes
+        table[EXCLUSIVE, i] = int(job.exclusive)
+        table[ELIGIBLE, i] = job.eligible_time if job.eligible_time is not None \
+            else job.submit_time
+        table[FIXED, i] = job.start_time if job.state == "RUNNING" else -1
+        table[USER, i] = users[job.user]
+        table[REC0, i] = len(rec_job)
+        table[NREC, i] = len(parts)
+        table[FIXED_PRIO, i] = -1
+        if basic:
+            known = job.priority is not None and job.job_id in pending_ids
+            lowest = job.priority if known else lowest - 1
+            table[FIXED_PRIO, i] = max(int(lowest) - job.nice, 1)
+        for p in parts:
+            rec_job.append(i)
+            rec_part.append(part_index[p])
+            rec_static.append(0.0 if basic else static_priority(job, p, cluster, config))
+    t0 = snapshot.time
+    return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
+                      np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
+                      config_vector(config, t0, first_pass),
+                      0.0 if basic else float(config.priority_weight_age),
+                      float(max(config.priority_max_age, 1)),
+                      np.array([j.job_id for j in jobs], np.int64))
+
+
+def workload_input(workload: Workload, config: SchedulingConfig,
+                   estimates: Estimates = Estimates(), minutes: bool = True,
+                   count_reservations: bool = False) -> SlurmInput:
+    """A whole trace in the slurm mode, on the trace's machine (one 1-CPU node per
+    processor, one partition). Limits are the estimates, rounded up to whole minutes as
+    Slurm stores them (``minutes=False`` keeps seconds: the textbook comparison)."""
+    arrays = job_arrays(workload, estimates)
+    cluster = trace_machine(workload)
+    node_cpus, part_nodes, tier, pmax, _ = _machine(cluster)
+    n = len(arrays)
+    table = np.zeros((JOB_ROWS, n), np.int64)
+    table[SUBMIT] = arrays.submit
+    table[RUNTIME] = arrays.runtime
+    limit = arrays.estimate
+    table[LIMIT] = (limit + 59) // 60 * 60 if minutes else limit
+    table[CPUS] = arrays.procs
+    table[MIN_NODES] = 0
+    table[ELIGIBLE] = arrays.submit
+    table[FIXED] = -1
+    table[USER] = np.unique(workload.jobs["user"].to_numpy(), return_inverse=True)[1]
+    table[REC0] = np.arange(n)
+    table[NREC] = 1
+    table[FIXED_PRIO] = -1
+    multifactor = config.priority_type == "priority/multifactor"
+    if multifactor:
+        static = config.priority_weight_job_size * job_size(
+            arrays.procs, arrays.procs, table[LIMIT] // 60, len(cluster.nodes), cluster.cpus,
+            config.priority_favor_small, "SMALL_RELATIVE_TO_TIME" in config.priority_flags)
+        static = static + config.priority_weight_partition * partition_factor(
+            cluster.partitions[0], cluster, config)
+        for name, w in config.priority_weight_tres.items():
+            count = {"cpu": arrays.procs, "node": arrays.procs}.get(name.lower(), 0)
+            if not no_normal_tres(config):
+                count = np.asarray(count) / cluster.cpus
+            static = static + w * count
+    else:
+        table[FIXED_PRIO] = BASIC_FIRST - np.arange(n)
+        static = np.zeros(n)
+    return SlurmInput(table, np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
+                      np.asarray(static, np.float64) * np.ones(n), node_cpus, part_nodes,
+                      tier, pmax, config_vector(config, count_reservations=count_reservations),
+                      float(config.priority_weight_age) if multifactor else 0.0,
+                      float(max(config.priority_max_age, 1)),
+                      workload.jobs["job_id"].to_numpy(np.int64))
+
+
+def with_backfill(config: SchedulingConfig, **changes) -> SchedulingConfig:
+    """``config`` with some SchedulerParameters changed (bf_interval=..., ...)."""
+    return replace(config, backfill=replace(config.backfill, **changes))
+
+

@@ -1,0 +1,513 @@
+"""The slurm mode of the engine: what slurmctld does with a configuration, compiled.
+
+Pure and deterministic, like ``core``. The facts modelled are numbered as in
+../shared/slurm/MAPPING.md §0 (F1-F9); each rule cites Slurm's man page or source.
+
+Per instant: completions, then arrivals (each gets its priority at once), then the priority
+recalculation when PriorityCalcPeriod falls due, then the main scheduler (after completions
+and arrivals, or at the next sched_interval after the queue order changed), then the backfill
+scheduler when its tick falls due and something changed since its last cycle (Slurm skips a
+cycle when nothing changed [src: backfill.c _more_work()]; a cycle on an unchanged state
+would find the same plan).
+
+Inputs (built by ``advisor.engine.slurm``): ``jobs`` is an int64 table, one row per field
+(``SUBMIT``...), jobs in (submit, job id) order. A pending job appears once per partition it
+asked for, as a *record* (F9); ``rec_static`` is its priority without the age term. Nodes
+carry CPU counts; partitions are node masks with a PriorityTier and a MaxTime (seconds).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from advisor.engine.core import DONE, NEVER, NO_RESUME, QUEUED, RUNNING
+from advisor.engine.slurm_nodes import select_nodes
+from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
+
+# rows of the job table
+(SUBMIT, RUNTIME, LIMIT, CPUS, MIN_NODES, EXCLUSIVE, ELIGIBLE, FIXED, FIXED_PRIO, USER,
+ REC0, NREC) = range(12)
+JOB_ROWS = 12
+# entries of the configuration vector
+(C_BACKFILL, C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MAX_JOB_TEST,
+ C_BF_PART_RESERVE, C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_USER,
+ C_BF_ONE_RESV, C_BF_BUSY_NODES, C_CALC_PERIOD, C_SCHED_INTERVAL, C_OVER_TIME, C_T0,
+ C_FIRST_PASS, C_COUNT_RESV) = range(18)
+CONFIG_SIZE = 18
+PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
+TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
+# scalar state shared by the inner functions: the queue is queue[S_QH:S_NQ]; counts of the
+# running list, heap, allocation pool, reservations and their node pool; the exclusion stamp;
+# the backfill cycle; nodes picked; a version of the free CPUs
+S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NRESNODES, S_STAMP, S_CYCLE, S_PICKED, S_FREEVER, \
+    S_QH = range(11)
+
+
+@njit(cache=True)
+def priority(r, t, jobs, rec_job, rec_static, w_age, max_age):
+    """The integer priority of record r at time t (§1.1): the weighted factors summed as
+    doubles, truncated once, floored at 1 (0 means held) and capped at 2^32-1
+    [src: priority_multifactor.c _get_priority_internal()]. An explicitly set priority is
+    kept as it is (direct_set_prio)."""
+    j = rec_job[r]
+    if jobs[FIXED_PRIO, j] >= 0:
+        return jobs[FIXED_PRIO, j]
+    p = rec_static[r]
+    if w_age > 0.0:
+        # age counts from the eligible (accrue) time, capped at PriorityMaxAge
+        # [slurm.conf(5) PriorityMaxAge; src: set_priority_factors()]
+        p += w_age * min(max(t - jobs[ELIGIBLE, j], 0) / max_age, 1.0)
+    if p < 1.0:
+        return 1
+    if p > PRIO_MAX:
+        return PRIO_MAX
+    return np.int64(p)
+
+
+@njit(cache=True)
+def sort_queue(queue, nq, key, prio, rec_part, part_tier):
+    """F1: PriorityTier (descending), then priority (descending); the record index, in
+    (submit, job id) order, breaks ties [src: job_scheduler.c sort_job_queue2()]."""
+    for a in range(nq):
+        r = queue[a]
+        key[r] = -(float(part_tier[rec_part[r]]) * TIER_SCALE + float(prio[r]))
+    for a in range(1, nq):  # stable insertion sort: the queue stays nearly sorted
+        r = queue[a]
+        kr = key[r]
+        b = a - 1
+        while b >= 0 and (key[queue[b]] > kr or (key[queue[b]] == kr and queue[b] > r)):
+            queue[b + 1] = queue[b]
+            b -= 1
+        queue[b + 1] = r
+
+
+@njit(cache=True)
+def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
+                   part_max, cfg, w_age, max_age):
+    """Returns (start time of each job, its first backfill reservation or -1)."""
+    n = jobs.shape[1]
+    nr = rec_job.shape[0]
+    nn = node_cpus.shape[0]
+    npart = part_tier.shape[0]
+    nusers = 1
+    cap = 1
+    for j in range(n):
+        nusers = max(nusers, jobs[USER, j] + 1)
+        cap += nn if jobs[EXCLUSIVE, j] else min(nn, jobs[CPUS, j])
+    start = np.full(n, -1, np.int64)
+    first_resv = np.full(n, -1, np.int64)
+    exp_end = np.zeros(n, np.int64)
+    state = np.zeros(n, np.int8)
+    prio = np.zeros(nr, np.int64)
+    key = np.zeros(nr, np.float64)
+    queue = np.empty(nr, np.int64)
+    rl = np.empty(n, np.int64)          # running jobs by expected end (F6)
+    rl_cpus = jobs[CPUS].copy()         # running_insert's tie-break
+    ht = np.empty(n, np.int64)          # completion heap
+    hj = np.empty(n, np.int64)
+    alloc0 = np.zeros(n, np.int64)      # job j holds alloc_node/cpus[alloc0[j]:+nalloc[j]]
+    nalloc = np.zeros(n, np.int64)
+    alloc_node = np.empty(cap, np.int64)
+    alloc_cpus = np.empty(cap, np.int64)
+    node_free = node_cpus.copy()
+    part_free = np.zeros(npart, np.int64)  # free CPUs per partition, kept up to date
+    for p in range(npart):
+        for nd in range(nn):
+            if part_nodes[p, nd]:
+                part_free[p] += node_cpus[nd]
+    fut = np.empty(nn, np.int64)        # free CPUs at a future time (backfill planning)
+    excl = np.zeros(nn, np.int64)       # excl[nd] == stamp: node unusable for this test
+    scratch = np.empty((5, nn), np.int64)
+    pick_n = np.empty(nn, np.int64)
+    pick_c = np.empty(nn, np.int64)
+    everywhere = np.ones(nn, np.uint8)
+    # this cycle's backfill reservations: whole nodes over [res_b, res_e) (F4, F5)
+    res_b = np.empty(nr + 1, np.int64)
+    res_e = np.empty(nr + 1, np.int64)
+    res_n0 = np.empty(nr + 1, np.int64)
+    res_nn = np.empty(nr + 1, np.int64)
+    res_nodes = np.empty(cap, np.int64)
+    res_spare = np.zeros(nr + 1, np.int64)  # count mode: CPUs free at the start, unneeded
+    failed = np.zeros(npart, np.int8)
+    part_count = np.zeros(npart, np.int64)
+    part_tested = np.zeros(npart, np.int64)
+    user_tested = np.zeros(nusers, np.int64)
+    got_resv = np.zeros(n, np.int64)    # == cycle number: reserved in this cycle
+    sc = np.zeros(11, np.int64)
+    cache = np.full(4, -1, np.int64)  # (overlap mask, free version, partition, CPUs)
+
+    bf_interval = cfg[C_BF_INTERVAL]
+    res = max(cfg[C_BF_RESOLUTION], 1)
+    calc = cfg[C_CALC_PERIOD]
+    sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
+    busy_first = cfg[C_BF_BUSY_NODES] != 0
+    # Count mode is the textbook's idealisation, not a Slurm setting: a reservation holds a
+    # CPU count, not nodes, and a job may end exactly when it begins (seed 001's EASY).
+    count_mode = cfg[C_COUNT_RESV] != 0
+    t0 = cfg[C_T0]
+
+    def start_job(j, p, t, k):
+        """Give job j the nodes pick_n/pick_c[:k] in partition p. It is killed at its limit
+        plus OverTimeLimit [slurm.conf(5) OverTimeLimit]; planning assumes the limit (F6)."""
+        a0 = sc[S_NTAKEN]
+        alloc0[j] = a0
+        nalloc[j] = k
+        for i in range(k):
+            nd = pick_n[i]
+            alloc_node[a0 + i] = nd
+            alloc_cpus[a0 + i] = pick_c[i]
+            node_free[nd] -= pick_c[i]
+            for q in range(npart):
+                if part_nodes[q, nd]:
+                    part_free[q] -= pick_c[i]
+        sc[S_NTAKEN] = a0 + k
+        sc[S_FREEVER] += 1
+        limit = min(jobs[LIMIT, j], part_max[p])
+        state[j] = RUNNING
+        start[j] = t
+        exp_end[j] = t + limit
+        sc[S_HN] = heap_push(ht, hj, sc[S_HN], t + min(jobs[RUNTIME, j], limit + cfg[C_OVER_TIME]), j)
+        sc[S_NRL] = running_insert(rl, sc[S_NRL], j, exp_end, rl_cpus)
+
+    def finish_job(j):
+        state[j] = DONE
+        for i in range(alloc0[j], alloc0[j] + nalloc[j]):
+            nd = alloc_node[i]
+            node_free[nd] += alloc_cpus[i]
+            for q in range(npart):
+                if part_nodes[q, nd]:
+                    part_free[q] += alloc_cpus[i]
+        sc[S_NRL] = running_remove(rl, sc[S_NRL], j)
+        sc[S_FREEVER] += 1
+
+    def pick(j, p, avail, stamp, busy):
+        return select_nodes(jobs[CPUS, j], jobs[MIN_NODES, j], jobs[EXCLUSIVE, j] != 0,
+                            part_nodes[p], excl, stamp, avail, node_cpus, busy, node_free,
+                            scratch, pick_n, pick_c)
+
+    def enqueue(j, t):
+        """Job j joins the queue in F1 order; queued records keep their keys until the next
+        recalculation, so an insertion from the back keeps the queue sorted."""
+        state[j] = QUEUED
+        for r in range(jobs[REC0, j], jobs[REC0, j] + jobs[NREC, j]):
+            # a job's priority is set at submission [src: priority_p_set()]
+            prio[r] = priority(r, t, jobs, rec_job, rec_static, w_age, max_age)
+            key[r] = -(float(part_tier[rec_part[r]]) * TIER_SCALE + float(prio[r]))
+            b = sc[S_NQ] - 1
+            while b >= sc[S_QH] and (key[queue[b]] > key[r] or (key[queue[b]] == key[r]
+                                                           and queue[b] > r)):
+                queue[b + 1] = queue[b]
+                b -= 1
+            queue[b + 1] = r
+            sc[S_NQ] += 1
+
+    def drop_started(upto):
+        """Remove started jobs' records from queue[S_QH:upto], keeping the survivors' order
+        at the end of that range, so only the visited part moves (records further on are
+        skipped while their job is not pending)."""
+        m = upto
+        for a in range(upto - 1, sc[S_QH] - 1, -1):
+            r = queue[a]
+            if state[rec_job[r]] == QUEUED:
+                m -= 1
+                queue[m] = r
+        sc[S_QH] = m
+
+    def mark_reserved(s, e, stamp):
+        """Exclude the nodes of every reservation overlapping [s, e]. Slurm's test is
+        end > s and begin <= e, inclusive at e [src: backfill.c _attempt_backfill()]."""
+        for i in range(sc[S_NRES]):
+            if res_e[i] > s and res_b[i] <= e:
+                for x in range(res_n0[i], res_n0[i] + res_nn[i]):
+                    excl[res_nodes[x]] = stamp
+
+    def count_allows(cpus, s, e, take):
+        """Count mode: a job over [s, e) overlapping a reservation must fit in its spare
+        CPUs; ``take`` books them."""
+        for i in range(sc[S_NRES]):
+            if res_e[i] > s and res_b[i] < e and cpus > res_spare[i]:
+                return False
+        if take:
+            for i in range(sc[S_NRES]):
+                if res_e[i] > s and res_b[i] < e:
+                    res_spare[i] -= cpus
+        return True
+
+    def excluded_cpus(p, avail, stamp):
+        c = 0
+        for i in range(sc[S_NRES]):
+            for x in range(res_n0[i], res_n0[i] + res_nn[i]):
+                nd = res_nodes[x]
+                if excl[nd] == stamp and part_nodes[p, nd]:
+                    excl[nd] = stamp + 1  # count each node once
+                    c += avail[nd]
+        for i in range(sc[S_NRES]):
+            for x in range(res_n0[i], res_n0[i] + res_nn[i]):
+                if excl[res_nodes[x]] == stamp + 1:
+                    excl[res_nodes[x]] = stamp
+        return c
+
+    def reserved_now(p, s, e, stamp):
+        """Free CPUs of p on nodes held by reservations overlapping [s, e]. With few reservations the count is cached per overlap set until
+        a job starts or ends (most queued jobs in a cycle see the same set); on a cache hit
+        the nodes are not marked."""
+        mask = 0
+        if sc[S_NRES] <= 62:
+            for i in range(sc[S_NRES]):
+                if res_e[i] > s and res_b[i] <= e:
+                    mask |= 1 << i
+            if mask == 0:
+                return 0
+        if mask > 0 and cache[0] == mask and cache[1] == sc[S_FREEVER] and cache[2] == p:
+            return cache[3]
+        mark_reserved(s, e, stamp)
+        c = excluded_cpus(p, node_free, stamp)
+        cache[0], cache[1], cache[2], cache[3] = mask, sc[S_FREEVER], p, c
+        return c
+
+    def main_pass(t):
+        """F2: in queue order; once a job cannot start, no lower job of its partition starts,
+        nor any job on that partition's nodes [src: job_scheduler.c schedule()]."""
+        failed[:] = 0
+        sc[S_STAMP] += 1
+        stamp = sc[S_STAMP]
+        nfailed = 0
+        started = False
+        last = sc[S_QH]
+        for a in range(sc[S_QH], sc[S_NQ]):
+            last = a + 1
+            r = queue[a]
+            j = rec_job[r]
+            if state[j] != QUEUED:
+                continue
+            p = rec_part[r]
+            if failed[p]:
+                continue
+            k = 0
+            if nfailed > 0 or jobs[CPUS, j] <= part_free[p]:
+                k = pick(j, p, node_free, stamp, False)
+            if k > 0:
+                start_job(j, p, t, k)
+                started = True
+                continue
+            # jobs below bf_min_prio_reserve or younger than bf_min_age_reserve do not block
+            # [slurm.conf(5) SchedulerParameters]
+            if cfg[C_BF_MIN_PRIO] > 0 and prio[r] < cfg[C_BF_MIN_PRIO]:
+                continue
+            if cfg[C_BF_MIN_AGE] > 0 and t - jobs[ELIGIBLE, j] < cfg[C_BF_MIN_AGE]:
+                continue
+            failed[p] = 1
+            nfailed += 1
+            if nfailed == npart:
+                break
+            for nd in range(nn):
+                if part_nodes[p, nd]:
+                    excl[nd] = stamp
+        if started:
+            drop_started(last)
+
+    def earliest(j, p, t, d):
+        """F6: the earliest time from which job j fits in p for d seconds on nodes no
+        reservation holds, running jobs ending at start + limit; fills pick_n/pick_c.
+        Returns NEVER if that is beyond bf_window (F5: no reservation)."""
+        fut[:] = node_free
+        tot = part_free[p]
+        horizon = t + cfg[C_BF_WINDOW]
+        ri = 0
+        s = t
+        while s <= horizon:
+            while ri < sc[S_NRL] and max(exp_end[rl[ri]], t + 1) <= s:
+                rj = rl[ri]
+                for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
+                    fut[alloc_node[i]] += alloc_cpus[i]
+                    if part_nodes[p, alloc_node[i]]:
+                        tot += alloc_cpus[i]
+                ri += 1
+            sc[S_STAMP] += 2
+            stamp = sc[S_STAMP]
+            mark_reserved(s, s + d, stamp)
+            if count_mode:
+                if jobs[CPUS, j] <= tot and count_allows(jobs[CPUS, j], s, s + d, False):
+                    sc[S_PICKED] = 0
+                    return s
+            elif jobs[CPUS, j] <= tot - excluded_cpus(p, fut, stamp):
+                sc[S_PICKED] = pick(j, p, fut, stamp, busy_first)
+                if sc[S_PICKED] > 0:
+                    return s
+            s_next = NEVER
+            if ri < sc[S_NRL]:
+                s_next = max(exp_end[rl[ri]], t + 1)
+            for i in range(sc[S_NRES]):
+                if s < res_e[i] < s_next:
+                    s_next = res_e[i]
+            s = s_next
+        return NEVER
+
+    def backfill(t):
+        """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits
+        now on nodes no earlier reservation holds over its limit; otherwise it may reserve
+        whole nodes [src: backfill.c _attempt_backfill(), _add_reservation()]."""
+        sc[S_CYCLE] += 1
+        cache[0] = -1  # reservations are rebuilt: cached counts are void
+        sc[S_NRES] = 0
+        sc[S_NRESNODES] = 0
+        part_count[:] = 0
+        part_tested[:] = 0
+        user_tested[:] = 0
+        tested = 0
+        started = False
+        for a in range(sc[S_QH], sc[S_NQ]):
+            r = queue[a]
+            j = rec_job[r]
+            if state[j] != QUEUED:
+                continue  # started in another partition
+            p = rec_part[r]
+            u = jobs[USER, j]
+            if cfg[C_BF_MAX_JOB_TEST] > 0 and tested >= cfg[C_BF_MAX_JOB_TEST]:
+                break
+            # records beyond bf_max_job_part / bf_max_job_user are skipped entirely
+            if cfg[C_BF_MAX_JOB_PART] > 0 and part_tested[p] >= cfg[C_BF_MAX_JOB_PART]:
+                continue
+            if cfg[C_BF_MAX_JOB_USER] > 0 and user_tested[u] >= cfg[C_BF_MAX_JOB_USER]:
+                continue
+            tested += 1
+            part_tested[p] += 1
+            user_tested[u] += 1
+            d = min(jobs[LIMIT, j], part_max[p])
+            sc[S_STAMP] += 2
+            stamp = sc[S_STAMP]
+            fits = jobs[CPUS, j] <= part_free[p]  # cheap test first: most jobs fail it
+            if fits and sc[S_NRES] > 0:
+                if count_mode:
+                    fits = count_allows(jobs[CPUS, j], t, t + d, False)
+                else:
+                    fits = jobs[CPUS, j] <= part_free[p] - reserved_now(p, t, t + d, stamp)
+                    if fits:
+                        mark_reserved(t, t + d, stamp)  # for the node choice below
+            if fits:
+                k = pick(j, p, node_free, stamp, False)
+                if k > 0:
+                    if count_mode:
+                        count_allows(jobs[CPUS, j], t, t + d, True)
+                    start_job(j, p, t, k)
+                    started = True
+                    continue
+            # who may reserve: bf_job_part_count_reserve counts, per partition, the records
+            # that got a reservation [src: backfill.c _check_bf_usage()]; bf_min_prio_reserve,
+            # bf_min_age_reserve, bf_one_resv_per_job [slurm.conf(5)]
+            if cfg[C_BF_PART_RESERVE] > 0 and part_count[p] >= cfg[C_BF_PART_RESERVE]:
+                continue
+            if cfg[C_BF_MIN_PRIO] > 0 and prio[r] < cfg[C_BF_MIN_PRIO]:
+                continue
+            if cfg[C_BF_MIN_AGE] > 0 and t - jobs[ELIGIBLE, j] < cfg[C_BF_MIN_AGE]:
+                continue
+            if cfg[C_BF_ONE_RESV] and got_resv[j] == sc[S_CYCLE]:
+                continue
+            s = earliest(j, p, t, d)
+            if s == NEVER:
+                continue
+            # F5: times quantised to bf_resolution; at least one slot
+            # [src: backfill.c end_reserve rounding, _add_reservation()]
+            i = sc[S_NRES]
+            res_spare[i] = 0
+            if count_mode:  # what is free at s (the textbook's shadow time) beyond the need
+                for x in range(nn):
+                    res_spare[i] += fut[x] if part_nodes[p, x] else 0
+                res_spare[i] -= jobs[CPUS, j]
+            res_b[i] = s // res * res
+            res_e[i] = max((s + d) // res * res, res_b[i] + res)
+            res_n0[i] = sc[S_NRESNODES]
+            kk = sc[S_PICKED]
+            for x in range(kk):
+                res_nodes[sc[S_NRESNODES] + x] = pick_n[x]
+            res_nn[i] = kk
+            sc[S_NRESNODES] += kk
+            sc[S_NRES] = i + 1
+            part_count[p] += 1
+            got_resv[j] = sc[S_CYCLE]
+            if first_resv[j] < 0:
+                first_resv[j] = s
+        if started:
+            drop_started(sc[S_NQ])
+        return started
+
+    # ------------------------------------------------------------ a snapshot's state at t0
+    nxt = 0
+    if t0 != NO_RESUME:
+        # running jobs in start order; their nodes are chosen by the rule above (a snapshot
+        # from a trace has no node list; a live one's is not used yet)
+        for j in np.argsort(jobs[FIXED], kind="mergesort"):
+            if jobs[FIXED, j] < 0 or jobs[SUBMIT, j] > t0:
+                continue
+            p = rec_part[jobs[REC0, j]]
+            sc[S_STAMP] += 1
+            k = pick(j, p, node_free, sc[S_STAMP], False)
+            if k == 0:
+                k = select_nodes(jobs[CPUS, j], 0, False, everywhere, excl, sc[S_STAMP],
+                                 node_free, node_cpus, False, node_free, scratch,
+                                 pick_n, pick_c)
+            start_job(j, p, jobs[FIXED, j], k)
+        while nxt < n and jobs[SUBMIT, nxt] <= t0:
+            if state[nxt] == 0:
+                enqueue(nxt, t0)
+            nxt += 1
+        sort_queue(queue[sc[S_QH]:sc[S_NQ]], sc[S_NQ] - sc[S_QH], key, prio, rec_part, part_tier)
+
+    t_wake = t0 if (t0 != NO_RESUME and cfg[C_FIRST_PASS] != 0) else NEVER
+    t_bf = NEVER
+    t_calc = NEVER
+    t_sched = NEVER
+    while True:
+        t_arr = jobs[SUBMIT, nxt] if nxt < n else NEVER
+        t_end = ht[0] if sc[S_HN] > 0 else NEVER
+        t = min(t_arr, t_end, t_wake, t_bf, t_calc, t_sched)
+        if t == NEVER:
+            break
+        events = t == t_wake
+        t_wake = NEVER
+        while sc[S_HN] > 0 and ht[0] == t:
+            j, sc[S_HN] = heap_pop(ht, hj, sc[S_HN])
+            finish_job(j)
+            events = True
+        reorder = False
+        while nxt < n and jobs[SUBMIT, nxt] == t:
+            enqueue(nxt, t)
+            nxt += 1
+            events = True
+        if t == t_calc:
+            # F7: all pending jobs are recomputed together every PriorityCalcPeriod
+            # [src: priority_multifactor.c _decay_thread()]
+            t_calc = NEVER
+            changed_prio = False
+            for a in range(sc[S_QH], sc[S_NQ]):
+                r = queue[a]
+                p_new = priority(r, t, jobs, rec_job, rec_static, w_age, max_age)
+                if p_new != prio[r]:
+                    prio[r] = p_new
+                    changed_prio = True
+            if changed_prio:
+                reorder = True
+                # the main scheduler sees the new order on its next periodic pass
+                # [slurm.conf(5) SchedulerParameters sched_interval]
+                if t_sched == NEVER:
+                    t_sched = (t // sched_interval + 1) * sched_interval
+        if reorder:
+            sort_queue(queue[sc[S_QH]:sc[S_NQ]], sc[S_NQ] - sc[S_QH], key, prio, rec_part, part_tier)
+        if t == t_sched:
+            t_sched = NEVER
+            events = True
+        changed = events or reorder
+        if events and sc[S_NQ] > sc[S_QH]:
+            main_pass(t)
+        if cfg[C_BACKFILL] != 0 and sc[S_NQ] > sc[S_QH]:
+            if changed and t_bf == NEVER:
+                t_bf = t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval
+            if t == t_bf:
+                t_bf = NEVER
+                if backfill(t) and bf_interval > 0:
+                    t_bf = t + bf_interval  # what it started is a change for the next cycle
+        elif t == t_bf:
+            t_bf = NEVER
+        if sc[S_NQ] > sc[S_QH] and calc > 0 and w_age > 0.0 and t_calc == NEVER:
+            t_calc = (t // calc + 1) * calc
+    return start, first_resv

@@ -1,0 +1,145 @@
+"""Sim-to-real: how closely the simulator predicts what a real slurmctld did.
+
+A window of a real trace is scaled down to a few minutes of ``sleep`` jobs that fit the
+test cluster (``scaled_jobs``), submitted to a real Slurm, and the real start times are
+recorded from sacct. The same jobs, with their real submit times and real runtimes, are then
+simulated from the snapshot taken before the first submission, in the slurm mode and in the
+textbook mode (``simulate_both``), and the predicted starts are compared with the real ones
+(``agreement``). The runtimes are given: what is tested is the scheduler model, not runtime
+prediction.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from advisor.engine import EngineConfig, run
+from advisor.engine.slurm import run_slurm, slurm_input
+from advisor.model import Job, Snapshot, Workload
+from advisor.snapshot import resume_arrays
+
+
+@dataclass(frozen=True)
+class ScaledJob:
+    """One sleep job: submitted ``offset`` seconds after the first, sleeping ``runtime``
+    seconds, asking ``cpus`` CPUs for ``limit`` minutes in ``partition``."""
+
+    key: int            # the trace's job id
+    offset: int
+    runtime: int
+    limit: int          # minutes
+    cpus: int
+    partition: str
+
+
+def scaled_jobs(workload: Workload, count: int, span: int, cpus: int, max_runtime: int,
+                partitions: tuple[str, ...] = ("batch",), load: float = 1.5) -> list[ScaledJob]:
+    """``count`` consecutive jobs of the trace, times scaled so that their submissions span
+    ``span`` seconds and sizes scaled from the trace's machine to ``cpus``.
+
+    The window is the one whose scaled work (CPU-seconds over ``cpus`` x ``span``) is closest
+    to ``load``, so that a queue forms. Runtimes are clipped to [1, ``max_runtime``] seconds;
+    limits are the scaled requests rounded up to whole minutes (Slurm's unit) and at least
+    the runtime plus 5 s, so that no job is killed. Partitions are dealt out in turn.
+    """
+    jobs = workload.jobs
+    if len(jobs) < count:
+        raise ValueError(f"the trace has {len(jobs)} jobs, fewer than {count}")
+    submit = jobs["submit"].to_numpy(np.int64)
+    best, best_gap = 0, math.inf
+    for first in range(0, len(jobs) - count, max(count // 4, 1)):
+        window = jobs.iloc[first:first + count]
+        length = max(int(submit[first + count - 1] - submit[first]), 1)
+        factor = span / length
+        runtime = np.clip(window["runtime"].to_numpy() * factor, 1, max_runtime)
+        size = np.clip(np.ceil(window["procs"].to_numpy() * cpus / workload.machine.procs),
+                       1, cpus)
+        gap = abs((runtime * size).sum() / (cpus * span) - load)
+        if gap < best_gap:
+            best, best_gap = first, gap
+    window = jobs.iloc[best:best + count]
+    length = max(int(submit[best + count - 1] - submit[best]), 1)
+    factor = span / length
+    out = []
+    for k, row in enumerate(window.itertuples()):
+        runtime = int(np.clip(round(row.runtime * factor), 1, max_runtime))
+        request = max(row.estimate * factor, runtime + 5)
+        out.append(ScaledJob(
+            key=int(row.job_id), offset=int(round((row.submit - submit[best]) * factor)),
+            runtime=runtime, limit=max(1, math.ceil(request / 60)),
+            cpus=int(np.clip(math.ceil(row.procs * cpus / workload.machine.procs), 1, cpus)),
+            partition=partitions[k % len(partitions)]))
+    return out
+
+
+def simulate_both(snapshot: Snapshot, arrivals: list[Job], runtimes: dict[int, int],
+                  textbook: EngineConfig) -> pd.DataFrame:
+    """Predicted starts of ``arrivals`` from ``snapshot`` in both modes: a table indexed by
+    job id with ``slurm`` and ``textbook`` columns. The textbook engine sees one machine of
+    all the snapshot's CPUs and the jobs' limits as estimates."""
+    inp = slurm_input(snapshot, runtimes, arrivals, first_pass=True)
+    start, _ = run_slurm(inp)
+    table = pd.DataFrame({"slurm": start}, index=inp.job_ids)
+    rows = pd.DataFrame([{"job_id": j.job_id, "submit": j.submit_time,
+                          "runtime": runtimes[j.job_id], "estimate": j.time_limit,
+                          "procs": j.cpus} for j in arrivals])
+    empty = replace(snapshot, pending=(), running=())
+    arrays, ids = resume_arrays(empty, runtimes, rows, first_pass=True)
+    tb, _ = run(arrays, textbook)
+    table["textbook"] = pd.Series(tb, index=ids)
+    return table
+
+
+def agreement(real: pd.Series, predicted: pd.Series, tolerance: int) -> dict:
+    """Share of jobs whose predicted start is within ``tolerance`` seconds of the real one,
+    Spearman rank correlation of the start orders, and mean absolute error (seconds)."""
+    both = pd.concat([real.rename("real"), predicted.rename("sim")], axis=1).dropna()
+    err = (both["sim"] - both["real"]).abs()
+    ranks = both.rank(method="average")
+    rho = float(np.corrcoef(ranks["real"], ranks["sim"])[0, 1]) if len(both) > 1 else 1.0
+    return {"jobs": int(len(both)), "within": float((err <= tolerance).mean()),
+            "spearman": rho, "mae_s": float(err.mean()), "tolerance_s": int(tolerance)}
+
+
+def evaluate(snapshot: Snapshot, records: list[dict], textbook: EngineConfig) -> dict:
+    """Compare the real starts in sacct ``records`` with both modes' predictions from
+    ``snapshot`` (taken before the first submission). Returns the per-mode agreement (the
+    tolerance is max(2 s, bf_interval)) and the per-job table."""
+    arrivals, runtimes = [], {}
+    for r in records:
+        arrivals.append(Job(job_id=r["job_id"], user=r["user"] or "root",
+                            partition=r["partition"], cpus=r["req_cpus"] or r["alloc_cpus"],
+                            state="PENDING", submit_time=r["submit"], time_limit=r["limit"],
+                            eligible_time=r["eligible"] or r["submit"],
+                            partitions=(r["partition"],)))
+        runtimes[r["job_id"]] = r["end"] - r["start"]
+    first = min(j.submit_time for j in arrivals)
+    table = simulate_both(replace(snapshot, time=first - 1), arrivals, runtimes, textbook)
+    table["real"] = pd.Series({r["job_id"]: r["start"] for r in records})
+    table["submit"] = pd.Series({r["job_id"]: r["submit"] for r in records})
+    tolerance = max(2, snapshot.config.backfill.bf_interval)
+    return {"slurm": agreement(table["real"], table["slurm"], tolerance),
+            "textbook": agreement(table["real"], table["textbook"], tolerance),
+            "table": table}
+
+
+# The three configurations of the sim-to-real study (issue 4), as slurm.conf settings for the
+# test cluster (tests/integration/slurm_cluster.py: batch and high span all 4 nodes, high has
+# PriorityJobFactor 10), the partitions the jobs are dealt to, and the textbook policy beside.
+_FCFS = {"PriorityType": "priority/multifactor", "PriorityCalcPeriod": "1",
+         "PriorityWeightAge": "0", "PriorityWeightJobSize": "0",
+         "PriorityWeightPartition": "0", "PriorityMaxAge": "1-0"}
+CONFIGURATIONS = {
+    "fcfs-easy": (dict(_FCFS, SchedulerParameters="bf_interval=1,bf_continue,"
+                                                  "bf_job_part_count_reserve=1"),
+                  ("batch",), EngineConfig(backfill="easy")),
+    "fcfs-default": (dict(_FCFS, SchedulerParameters="bf_interval=1,bf_continue"),
+                     ("batch",), EngineConfig(backfill="conservative")),
+    "multifactor-2part": (dict(_FCFS, PriorityWeightAge="1000", PriorityMaxAge="10",
+                               PriorityWeightJobSize="1000", PriorityWeightPartition="1000",
+                               SchedulerParameters="bf_interval=1,bf_continue"),
+                          ("batch", "batch", "high"), EngineConfig(backfill="easy")),
+}

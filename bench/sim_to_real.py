@@ -1,0 +1,74 @@
+"""Sim-to-real benchmark: play scaled windows of a real trace on a real Slurm (the test
+cluster of tests/integration, started here) under each configuration of
+``advisor.validate.CONFIGURATIONS``, and print how well the slurm and textbook modes predict
+the real start times. Needs root (it starts munge, mariadb, slurmdbd, slurmctld, slurmd).
+
+    .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2] [--json F]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console
+from rich.table import Table
+
+from adapters.slurm_cli import SlurmCommands
+from adapters.slurm_submit import play
+from adapters.swf import read_swf
+from advisor.replay import resolve_trace
+from advisor.validate import CONFIGURATIONS, evaluate, scaled_jobs
+from tests.integration.slurm_cluster import NODE_CPUS, NODES, SlurmCluster
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=80)
+    ap.add_argument("--span", type=int, default=300, help="seconds of submissions")
+    ap.add_argument("--max-runtime", type=int, default=90)
+    ap.add_argument("--trace", default="KTH-SP2")
+    ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
+    ap.add_argument("--json", help="write the figures and per-job tables here")
+    args = ap.parse_args()
+    workload = read_swf(resolve_trace(args.trace))
+    console = Console()
+    cluster = SlurmCluster().start()
+    results = {}
+    try:
+        for name in args.config or list(CONFIGURATIONS):
+            settings, partitions, textbook = CONFIGURATIONS[name]
+            cluster.cancel_all()
+            cluster.reconfigure(**settings)
+            jobs = scaled_jobs(workload, args.jobs, args.span, NODES * NODE_CPUS,
+                               args.max_runtime, partitions)
+            t = time.monotonic()
+            snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
+            out = evaluate(snapshot, records, textbook)
+            out["wall_s"] = time.monotonic() - t
+            results[name] = out
+            console.print(f"{name}: {len(records)} jobs played in {out['wall_s']:.0f} s")
+    finally:
+        cluster.stop()
+    table = Table(title=f"sim-to-real, {args.jobs} jobs over {args.span} s from {args.trace}")
+    for col in ("configuration", "mode", "within tol", "Spearman", "MAE (s)"):
+        table.add_column(col)
+    for name, out in results.items():
+        for mode in ("slurm", "textbook"):
+            a = out[mode]
+            table.add_row(name, mode, f"{a['within']:.1%} (±{a['tolerance_s']} s)",
+                          f"{a['spearman']:.3f}", f"{a['mae_s']:.1f}")
+    console.print(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {k: {"slurm": v["slurm"], "textbook": v["textbook"], "wall_s": v["wall_s"],
+                 "table": v["table"].reset_index().to_dict("records")}
+             for k, v in results.items()}, indent=1, default=int))
+
+
+if __name__ == "__main__":
+    main()
