@@ -218,9 +218,9 @@ def workload_input(workload: Workload, config: SchedulingConfig,
             static = static + w * count
     else:
         table[FIXED_PRIO] = BASIC_FIRST - np.arange(n)
-        static = np.zeros(n)
+        static = 0.0
     return SlurmInput(table, np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
-                      np.asarray(static, np.float64) * np.ones(n), node_cpus, part_nodes,
+                      np.zeros(n) + static, node_cpus, part_nodes,
                       tier, pmax, config_vector(config, count_reservations=count_reservations),
                       float(config.priority_weight_age) if multifactor else 0.0,
                       float(max(config.priority_max_age, 1)),

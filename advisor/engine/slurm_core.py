@@ -22,7 +22,8 @@ from numba import njit
 
 from advisor.engine.core import DONE, NEVER, NO_RESUME, QUEUED, RUNNING
 from advisor.engine.slurm_nodes import select_nodes
-from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
+from advisor.engine.structures import (heap_pop, heap_push, running_insert, running_remove,
+                                       sort_by_key)
 
 # rows of the job table
 (SUBMIT, RUNTIME, LIMIT, CPUS, MIN_NODES, EXCLUSIVE, ELIGIBLE, FIXED, FIXED_PRIO, USER,
@@ -65,20 +66,18 @@ def priority(r, t, jobs, rec_job, rec_static, w_age, max_age):
 
 
 @njit(cache=True)
+def record_key(r, prio, rec_part, part_tier):
+    """F1: PriorityTier (descending), then priority (descending), as one ascending key; the
+    record index, in (submit, job id) order, breaks ties [src: job_scheduler.c
+    sort_job_queue2()]."""
+    return -(float(part_tier[rec_part[r]]) * TIER_SCALE + float(prio[r]))
+
+
+@njit(cache=True)
 def sort_queue(queue, nq, key, prio, rec_part, part_tier):
-    """F1: PriorityTier (descending), then priority (descending); the record index, in
-    (submit, job id) order, breaks ties [src: job_scheduler.c sort_job_queue2()]."""
     for a in range(nq):
-        r = queue[a]
-        key[r] = -(float(part_tier[rec_part[r]]) * TIER_SCALE + float(prio[r]))
-    for a in range(1, nq):  # stable insertion sort: the queue stays nearly sorted
-        r = queue[a]
-        kr = key[r]
-        b = a - 1
-        while b >= 0 and (key[queue[b]] > kr or (key[queue[b]] == kr and queue[b] > r)):
-            queue[b + 1] = queue[b]
-            b -= 1
-        queue[b + 1] = r
+        key[queue[a]] = record_key(queue[a], prio, rec_part, part_tier)
+    sort_by_key(queue, nq, key)
 
 
 @njit(cache=True)
@@ -192,7 +191,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         for r in range(jobs[REC0, j], jobs[REC0, j] + jobs[NREC, j]):
             # a job's priority is set at submission [src: priority_p_set()]
             prio[r] = priority(r, t, jobs, rec_job, rec_static, w_age, max_age)
-            key[r] = -(float(part_tier[rec_part[r]]) * TIER_SCALE + float(prio[r]))
+            key[r] = record_key(r, prio, rec_part, part_tier)
             b = sc[S_NQ] - 1
             while b >= sc[S_QH] and (key[queue[b]] > key[r] or (key[queue[b]] == key[r]
                                                            and queue[b] > r)):
@@ -213,13 +212,20 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 queue[m] = r
         sc[S_QH] = m
 
-    def mark_reserved(s, e, stamp):
-        """Exclude the nodes of every reservation overlapping [s, e]. Slurm's test is
-        end > s and begin <= e, inclusive at e [src: backfill.c _attempt_backfill()]."""
+    def mark_reserved(s, e, stamp, p, avail):
+        """Exclude the nodes of every reservation overlapping [s, e] (Slurm's test is end > s
+        and begin <= e, inclusive at e [src: backfill.c _attempt_backfill()]); returns the
+        CPUs of p they take away, each node counted once."""
+        c = 0
         for i in range(sc[S_NRES]):
             if res_e[i] > s and res_b[i] <= e:
                 for x in range(res_n0[i], res_n0[i] + res_nn[i]):
-                    excl[res_nodes[x]] = stamp
+                    nd = res_nodes[x]
+                    if excl[nd] != stamp:
+                        excl[nd] = stamp
+                        if part_nodes[p, nd]:
+                            c += avail[nd]
+        return c
 
     def count_allows(cpus, s, e, take):
         """Count mode: a job over [s, e) overlapping a reservation must fit in its spare
@@ -232,20 +238,6 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 if res_e[i] > s and res_b[i] < e:
                     res_spare[i] -= cpus
         return True
-
-    def excluded_cpus(p, avail, stamp):
-        c = 0
-        for i in range(sc[S_NRES]):
-            for x in range(res_n0[i], res_n0[i] + res_nn[i]):
-                nd = res_nodes[x]
-                if excl[nd] == stamp and part_nodes[p, nd]:
-                    excl[nd] = stamp + 1  # count each node once
-                    c += avail[nd]
-        for i in range(sc[S_NRES]):
-            for x in range(res_n0[i], res_n0[i] + res_nn[i]):
-                if excl[res_nodes[x]] == stamp + 1:
-                    excl[res_nodes[x]] = stamp
-        return c
 
     def reserved_now(p, s, e, stamp):
         """Free CPUs of p on nodes held by reservations overlapping [s, e]. With few reservations the count is cached per overlap set until
@@ -260,8 +252,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 return 0
         if mask > 0 and cache[0] == mask and cache[1] == sc[S_FREEVER] and cache[2] == p:
             return cache[3]
-        mark_reserved(s, e, stamp)
-        c = excluded_cpus(p, node_free, stamp)
+        c = mark_reserved(s, e, stamp, p, node_free)
         cache[0], cache[1], cache[2], cache[3] = mask, sc[S_FREEVER], p, c
         return c
 
@@ -323,14 +314,14 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     if part_nodes[p, alloc_node[i]]:
                         tot += alloc_cpus[i]
                 ri += 1
-            sc[S_STAMP] += 2
+            sc[S_STAMP] += 1
             stamp = sc[S_STAMP]
-            mark_reserved(s, s + d, stamp)
             if count_mode:
                 if jobs[CPUS, j] <= tot and count_allows(jobs[CPUS, j], s, s + d, False):
                     sc[S_PICKED] = 0
+                    res_spare[sc[S_NRES]] = tot - jobs[CPUS, j]  # free at s, beyond the need
                     return s
-            elif jobs[CPUS, j] <= tot - excluded_cpus(p, fut, stamp):
+            elif jobs[CPUS, j] <= tot - mark_reserved(s, s + d, stamp, p, fut):
                 sc[S_PICKED] = pick(j, p, fut, stamp, busy_first)
                 if sc[S_PICKED] > 0:
                     return s
@@ -374,7 +365,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             part_tested[p] += 1
             user_tested[u] += 1
             d = min(jobs[LIMIT, j], part_max[p])
-            sc[S_STAMP] += 2
+            sc[S_STAMP] += 1
             stamp = sc[S_STAMP]
             fits = jobs[CPUS, j] <= part_free[p]  # cheap test first: most jobs fail it
             if fits and sc[S_NRES] > 0:
@@ -383,7 +374,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 else:
                     fits = jobs[CPUS, j] <= part_free[p] - reserved_now(p, t, t + d, stamp)
                     if fits:
-                        mark_reserved(t, t + d, stamp)  # for the node choice below
+                        mark_reserved(t, t + d, stamp, p, node_free)  # for the node choice
             if fits:
                 k = pick(j, p, node_free, stamp, False)
                 if k > 0:
@@ -409,11 +400,6 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             # F5: times quantised to bf_resolution; at least one slot
             # [src: backfill.c end_reserve rounding, _add_reservation()]
             i = sc[S_NRES]
-            res_spare[i] = 0
-            if count_mode:  # what is free at s (the textbook's shadow time) beyond the need
-                for x in range(nn):
-                    res_spare[i] += fut[x] if part_nodes[p, x] else 0
-                res_spare[i] -= jobs[CPUS, j]
             res_b[i] = s // res * res
             res_e[i] = max((s + d) // res * res, res_b[i] + res)
             res_n0[i] = sc[S_NRESNODES]

@@ -33,12 +33,12 @@ def usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus):
 
 @njit(cache=True)
 def _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes, out_cpus, k):
-    """Take node n offering a CPUs; returns (CPUs taken, new k). A node keeps back at least
-    one CPU for each node still to be found (cons_tres _cpus_to_use())."""
+    """Take node n offering a CPUs; returns (new k, CPUs and nodes still wanted). A node
+    keeps back at least one CPU for each node still to be found (cons_tres _cpus_to_use())."""
     take = a if exclusive else min(a, max(rem_cpus - max(rem_nodes - 1, 0), 1))
     out_nodes[k] = n
     out_cpus[k] = take
-    return take, k + 1
+    return k + 1, rem_cpus - take, rem_nodes - 1
 
 
 @njit(cache=True)
@@ -64,9 +64,8 @@ def select_nodes(cpus, min_nodes, exclusive, prow, excl, stamp, avail, node_cpus
                 a = usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus)
                 if a <= 0:
                     continue
-                take, k = _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes, out_cpus, k)
-                rem_cpus -= take
-                rem_nodes -= 1
+                k, rem_cpus, rem_nodes = _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes,
+                                               out_cpus, k)
                 if rem_cpus <= 0 and rem_nodes <= 0:
                     return k
         return 0
@@ -75,9 +74,7 @@ def select_nodes(cpus, min_nodes, exclusive, prow, excl, stamp, avail, node_cpus
     nsets = 0
     inrun = False
     for n in range(nn):
-        a = avail[n]  # busy nodes first out: they are most of a loaded machine
-        if a > 0 and (prow[n] == 0 or excl[n] == stamp or (exclusive and a != node_cpus[n])):
-            a = 0
+        a = usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus)
         av[n] = a
         if a > 0:
             if not inrun:
@@ -115,18 +112,16 @@ def select_nodes(cpus, min_nodes, exclusive, prow, excl, stamp, avail, node_cpus
                     if a == rem_cpus:
                         break
         if single >= 0:
-            _, k = _take(single, av[single], exclusive, rem_cpus, rem_nodes, out_nodes,
-                         out_cpus, k)
-            return k
+            return _take(single, av[single], exclusive, rem_cpus, rem_nodes, out_nodes,
+                         out_cpus, k)[0]
         for n in range(set_a[best], set_b[best] + 1):
             if rem_cpus <= 0 and rem_nodes <= 0:
                 break
             a = av[n]
             if a <= 0:
                 continue
-            take, k = _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes, out_cpus, k)
-            rem_cpus -= take
-            rem_nodes -= 1
+            k, rem_cpus, rem_nodes = _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes,
+                                           out_cpus, k)
         if rem_cpus <= 0 and rem_nodes <= 0:
             return k
         set_m[best] = 0
