@@ -23,7 +23,7 @@ from advisor.engine.core import NO_RESUME
 from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
                                      partition_factor, static_priority)
 from advisor.engine.slurm_core import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
-                                       C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
+                                       C_BF_SAME_SECOND, C_END_LATENCY, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
                                        C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV,
                                        C_BF_PART_RESERVE, C_BF_RESOLUTION, C_BF_WINDOW,
                                        C_CALC_PERIOD, C_COUNT_RESV, C_FIRST_PASS, C_OVER_TIME,
@@ -71,10 +71,16 @@ def run_slurm(inp: SlurmInput) -> tuple[np.ndarray, np.ndarray]:
 
 
 def config_vector(config: SchedulingConfig, t0: int | None = None,
-                  first_pass: bool = False, count_reservations: bool = False) -> np.ndarray:
+                  first_pass: bool = False, count_reservations: bool = False,
+                  live_timing: bool = False) -> np.ndarray:
     """The core's configuration vector from the typed configuration (seconds throughout).
     ``count_reservations`` is the textbook idealisation (reservations hold CPU counts, not
-    whole nodes): for comparing with the textbook engine, never for predicting Slurm."""
+    whole nodes): for comparing with the textbook engine, never for predicting Slurm.
+
+    ``live_timing``: how a real slurmctld's sub-second timing rounds to whole seconds, for
+    predicting a live cluster. An ending job's nodes are reused from the next second (they
+    stay COMPLETING until slurmd reports the epilog done; the real cluster reused them 0.3
+    to 1 s later), and a backfill cycle within the second of a change sees it."""
     bf = config.backfill
     cfg = np.zeros(CONFIG_SIZE, np.int64)
     # sched/builtin is the main scheduler alone [slurm.conf(5) SchedulerType]
@@ -96,6 +102,8 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_T0] = NO_RESUME if t0 is None else t0
     cfg[C_FIRST_PASS] = int(first_pass)
     cfg[C_COUNT_RESV] = int(count_reservations)
+    cfg[C_END_LATENCY] = int(live_timing)
+    cfg[C_BF_SAME_SECOND] = int(live_timing)
     return cfg
 
 
@@ -125,10 +133,12 @@ def job_limit(job: Job, cluster: Cluster) -> int:
 
 
 def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job] = (),
-                first_pass: bool = True, config: SchedulingConfig | None = None) -> SlurmInput:
+                first_pass: bool = True, config: SchedulingConfig | None = None,
+                live_timing: bool = True) -> SlurmInput:
     """The slurm core's input that continues from ``snapshot`` under ``config`` (default:
     the snapshot's). ``runtimes`` gives every job's actual runtime by id (running, pending
-    and arriving); ``arrivals`` are jobs submitted after the snapshot."""
+    and arriving); ``arrivals`` are jobs submitted after the snapshot. ``live_timing``: see
+    ``config_vector``."""
     config = config or snapshot.config
     cluster = snapshot.machine
     node_cpus, part_nodes, tier, pmax, part_index = _machine(cluster)
@@ -175,7 +185,7 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     t0 = snapshot.time
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
-                      config_vector(config, t0, first_pass),
+                      config_vector(config, t0, first_pass, live_timing=live_timing),
                       0.0 if basic else float(config.priority_weight_age),
                       float(max(config.priority_max_age, 1)),
                       np.array([j.job_id for j in jobs], np.int64))

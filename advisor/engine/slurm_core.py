@@ -33,8 +33,8 @@ JOB_ROWS = 12
 (C_BACKFILL, C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MAX_JOB_TEST,
  C_BF_PART_RESERVE, C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_USER,
  C_BF_ONE_RESV, C_BF_BUSY_NODES, C_CALC_PERIOD, C_SCHED_INTERVAL, C_OVER_TIME, C_T0,
- C_FIRST_PASS, C_COUNT_RESV) = range(18)
-CONFIG_SIZE = 18
+ C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_BF_SAME_SECOND) = range(20)
+CONFIG_SIZE = 20
 PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
 TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
 # scalar state shared by the inner functions: the queue is queue[S_QH:S_NQ]; counts of the
@@ -131,9 +131,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     part_count = np.zeros(npart, np.int64)
     part_tested = np.zeros(npart, np.int64)
     user_tested = np.zeros(nusers, np.int64)
+    user_cycle = np.zeros(nusers, np.int64)  # user_tested[u] counts for cycle user_cycle[u]
     got_resv = np.zeros(n, np.int64)    # == cycle number: reserved in this cycle
     sc = np.zeros(11, np.int64)
     cache = np.full(4, -1, np.int64)  # (overlap mask, free version, partition, CPUs)
+    # the last first-of-cycle reservation: (job, free version, partition, duration, start,
+    # nodes, count-mode spare) and its nodes
+    plan = np.full(7, -1, np.int64)
+    plan_n = np.empty(nn, np.int64)
+    plan_c = np.empty(nn, np.int64)
 
     bf_interval = cfg[C_BF_INTERVAL]
     res = max(cfg[C_BF_RESOLUTION], 1)
@@ -165,7 +171,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         state[j] = RUNNING
         start[j] = t
         exp_end[j] = t + limit
-        sc[S_HN] = heap_push(ht, hj, sc[S_HN], t + min(jobs[RUNTIME, j], limit + cfg[C_OVER_TIME]), j)
+        # its nodes are free again C_END_LATENCY after it ends (config_vector live_timing)
+        end = t + min(jobs[RUNTIME, j], limit + cfg[C_OVER_TIME]) + cfg[C_END_LATENCY]
+        sc[S_HN] = heap_push(ht, hj, sc[S_HN], end, j)
         sc[S_NRL] = running_insert(rl, sc[S_NRL], j, exp_end, rl_cpus)
 
     def finish_job(j):
@@ -297,7 +305,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         if started:
             drop_started(last)
 
-    def earliest(j, p, t, d):
+    def earliest_search(j, p, t, d):
         """F6: the earliest time from which job j fits in p for d seconds on nodes no
         reservation holds, running jobs ending at start + limit; fills pick_n/pick_c.
         Returns NEVER if that is beyond bf_window (F5: no reservation)."""
@@ -334,6 +342,29 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             s = s_next
         return NEVER
 
+    def earliest(j, p, t, d):
+        """earliest_search(), except that a cycle's first reservation is the same as last
+        cycle's when no job started or ended since and it still lies ahead: the candidate
+        times up to it and what is free at each are unchanged (busy queues reserve for the
+        same head job cycle after cycle)."""
+        first = sc[S_NRES] == 0
+        if (first and plan[0] == j and plan[1] == sc[S_FREEVER] and plan[2] == p
+                and plan[3] == d and plan[4] > t):
+            k = plan[5]
+            pick_n[:k] = plan_n[:k]
+            pick_c[:k] = plan_c[:k]
+            sc[S_PICKED] = k
+            res_spare[0] = plan[6]
+            return plan[4]
+        s = earliest_search(j, p, t, d)
+        if first and s != NEVER:
+            k = sc[S_PICKED]
+            plan[0], plan[1], plan[2], plan[3], plan[4], plan[5] = j, sc[S_FREEVER], p, d, s, k
+            plan[6] = res_spare[0]
+            plan_n[:k] = pick_n[:k]
+            plan_c[:k] = pick_c[:k]
+        return s
+
     def backfill(t):
         """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits
         now on nodes no earlier reservation holds over its limit; otherwise it may reserve
@@ -344,7 +375,6 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         sc[S_NRESNODES] = 0
         part_count[:] = 0
         part_tested[:] = 0
-        user_tested[:] = 0
         tested = 0
         started = False
         for a in range(sc[S_QH], sc[S_NQ]):
@@ -354,6 +384,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 continue  # started in another partition
             p = rec_part[r]
             u = jobs[USER, j]
+            if user_cycle[u] != sc[S_CYCLE]:  # a reset per user seen, not per user known
+                user_cycle[u] = sc[S_CYCLE]
+                user_tested[u] = 0
             if cfg[C_BF_MAX_JOB_TEST] > 0 and tested >= cfg[C_BF_MAX_JOB_TEST]:
                 break
             # records beyond bf_max_job_part / bf_max_job_user are skipped entirely
@@ -487,7 +520,11 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             main_pass(t)
         if cfg[C_BACKFILL] != 0 and sc[S_NQ] > sc[S_QH]:
             if changed and t_bf == NEVER:
-                t_bf = t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval
+                # the next cycle [slurm.conf(5) bf_interval]; with C_BF_SAME_SECOND one due
+                # within this second still sees the change
+                t_bf = t if bf_interval <= 0 else (
+                    -(-t // bf_interval) * bf_interval if cfg[C_BF_SAME_SECOND]
+                    else (t // bf_interval + 1) * bf_interval)
             if t == t_bf:
                 t_bf = NEVER
                 if backfill(t) and bf_interval > 0:

@@ -31,10 +31,12 @@ def job(i, submit, cpus, limit, partition="batch", **kw) -> Job:
                submit_time=submit, time_limit=limit, partitions=(partition,), **kw)
 
 
-def play(jobs, runtimes, config, machine=None, t0=-1):
+def play(jobs, runtimes, config, machine=None, t0=-1, live_timing=False):
+    """Starts and first reservations; whole-second timing unless ``live_timing``."""
     snap = Snapshot(time=t0, machine=machine or cluster(), running=(), pending=(),
                     config=config)
-    inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], runtimes)), jobs)
+    inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], runtimes)), jobs,
+                      live_timing=live_timing)
     start, resv = run_slurm(inp)
     order = {int(k): i for i, k in enumerate(inp.job_ids)}
     return [int(start[order[j.job_id]]) for j in jobs], [int(resv[order[j.job_id]])
@@ -63,6 +65,17 @@ def test_builtin_is_fcfs_without_backfill_on_ctc():
     textbook, _ = run(job_arrays(workload), EngineConfig(backfill="none"))
     slurm, _ = run_slurm(workload_input(workload, FCFS_BUILTIN, minutes=False))
     assert np.array_equal(slurm, textbook)
+
+
+def test_live_timing_reuses_nodes_a_second_late_and_backfills_within_the_second():
+    """A live cluster's nodes stay COMPLETING after a job ends, so the next job starts a
+    second later (2: 10 -> 11); a cycle due within a change's second sees it, so a short
+    job backfills in its submission second (3: 5 -> 4) instead of the next."""
+    easy = with_backfill(SchedulingConfig(), bf_interval=1, bf_resolution=1,
+                         bf_job_part_count_reserve=1)
+    jobs = [job(1, 0, 63, 600), job(2, 2, 64, 600), job(3, 4, 1, 5)]
+    assert play(jobs, [10, 10, 5], easy)[0] == [0, 10, 5]
+    assert play(jobs, [10, 10, 5], easy, live_timing=True)[0] == [0, 11, 4]
 
 
 def test_main_scheduler_blocks_a_partition_and_its_nodes_only():
