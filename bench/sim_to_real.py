@@ -3,7 +3,8 @@ cluster of tests/integration, started here) under each configuration of
 ``advisor.validate.CONFIGURATIONS``, and print how well the slurm and textbook modes predict
 the real start times. Needs root (it starts munge, mariadb, slurmdbd, slurmctld, slurmd).
 
-    .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2] [--json F]
+    .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2]
+                                          [--json F] [--save RECORDINGS.json]
 """
 from __future__ import annotations
 
@@ -34,11 +35,15 @@ def main() -> None:
     ap.add_argument("--trace", default="KTH-SP2")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
     ap.add_argument("--json", help="write the figures and per-job tables here")
+    ap.add_argument("--save", help="write the recordings here (per configuration: the "
+                                   "slurm.conf settings, the snapshot, the sacct records) as "
+                                   "JSON, to evaluate a changed model offline (see "
+                                   "tests/fixtures/sim-to-real)")
     args = ap.parse_args()
     workload = read_swf(resolve_trace(args.trace))
     console = Console()
     cluster = SlurmCluster().start()
-    results = {}
+    results, raw = {}, {}
     try:
         for name in args.config or list(CONFIGURATIONS):
             settings, partitions, textbook = CONFIGURATIONS[name]
@@ -48,6 +53,8 @@ def main() -> None:
                                args.max_runtime, partitions)
             t = time.monotonic()
             snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
+            raw[name] = {"settings": settings, "snapshot": snapshot.to_dict(),
+                         "records": records}
             out = evaluate(snapshot, records, textbook)
             out["wall_s"] = time.monotonic() - t
             results[name] = out
@@ -63,6 +70,8 @@ def main() -> None:
             table.add_row(name, mode, f"{a['within']:.1%} (±{a['tolerance_s']} s)",
                           f"{a['spearman']:.3f}", f"{a['mae_s']:.1f}")
     console.print(table)
+    if args.save:
+        Path(args.save).write_text(json.dumps(raw, indent=1, default=int))
     if args.json:
         Path(args.json).write_text(json.dumps(
             {k: {"slurm": v["slurm"], "textbook": v["textbook"], "wall_s": v["wall_s"],

@@ -23,7 +23,8 @@ from advisor.engine.core import NO_RESUME
 from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
                                      partition_factor, static_priority)
 from advisor.engine.slurm_core import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
-                                       C_BF_SAME_SECOND, C_END_LATENCY, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
+                                       C_BF_SAME_SECOND, C_END_LATENCY, C_WILL_RUN_WINDOW,
+                                       C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
                                        C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV,
                                        C_BF_PART_RESERVE, C_BF_RESOLUTION, C_BF_WINDOW,
                                        C_CALC_PERIOD, C_COUNT_RESV, C_FIRST_PASS, C_OVER_TIME,
@@ -39,6 +40,9 @@ UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
 # priority/basic: each new job gets the lowest priority so far minus one
 # [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
 BASIC_FIRST = 4294967294
+# cons_tres will-run: the first batch of running jobs released together ends this many
+# seconds after the first one's end, rounded up [src: cons_tres _will_run_test()]
+WILL_RUN_WINDOW = 30
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def run_slurm(inp: SlurmInput) -> tuple[np.ndarray, np.ndarray]:
 
 def config_vector(config: SchedulingConfig, t0: int | None = None,
                   first_pass: bool = False, count_reservations: bool = False,
-                  live_timing: bool = False) -> np.ndarray:
+                  live_timing: bool = False, will_run_batches: bool = True) -> np.ndarray:
     """The core's configuration vector from the typed configuration (seconds throughout).
     ``count_reservations`` is the textbook idealisation (reservations hold CPU counts, not
     whole nodes): for comparing with the textbook engine, never for predicting Slurm.
@@ -80,7 +84,11 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     ``live_timing``: how a real slurmctld's sub-second timing rounds to whole seconds, for
     predicting a live cluster. An ending job's nodes are reused from the next second (they
     stay COMPLETING until slurmd reports the epilog done; the real cluster reused them 0.3
-    to 1 s later), and a backfill cycle within the second of a change sees it."""
+    to 1 s later), and a backfill cycle within the second of a change sees it.
+
+    ``will_run_batches``: a reservation's start is found as cons_tres does, releasing
+    running jobs in batches of doubling windows from 30 s (``_will_run_test()``), not job
+    by job; off only to compare with the textbook's exact earliest start."""
     bf = config.backfill
     cfg = np.zeros(CONFIG_SIZE, np.int64)
     # sched/builtin is the main scheduler alone [slurm.conf(5) SchedulerType]
@@ -104,6 +112,7 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_COUNT_RESV] = int(count_reservations)
     cfg[C_END_LATENCY] = int(live_timing)
     cfg[C_BF_SAME_SECOND] = int(live_timing)
+    cfg[C_WILL_RUN_WINDOW] = WILL_RUN_WINDOW if will_run_batches else 0
     return cfg
 
 
@@ -193,10 +202,12 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
 
 def workload_input(workload: Workload, config: SchedulingConfig,
                    estimates: Estimates = Estimates(), minutes: bool = True,
-                   count_reservations: bool = False) -> SlurmInput:
+                   count_reservations: bool = False,
+                   will_run_batches: bool = True) -> SlurmInput:
     """A whole trace in the slurm mode, on the trace's machine (one 1-CPU node per
     processor, one partition). Limits are the estimates, rounded up to whole minutes as
-    Slurm stores them (``minutes=False`` keeps seconds: the textbook comparison)."""
+    Slurm stores them (``minutes=False`` keeps seconds: the textbook comparison);
+    ``count_reservations`` and ``will_run_batches``: see ``config_vector``."""
     arrays = job_arrays(workload, estimates)
     cluster = trace_machine(workload)
     node_cpus, part_nodes, tier, pmax, _ = _machine(cluster)
@@ -231,7 +242,8 @@ def workload_input(workload: Workload, config: SchedulingConfig,
         static = 0.0
     return SlurmInput(table, np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
                       np.zeros(n) + static, node_cpus, part_nodes,
-                      tier, pmax, config_vector(config, count_reservations=count_reservations),
+                      tier, pmax, config_vector(config, count_reservations=count_reservations,
+                                    will_run_batches=will_run_batches),
                       float(config.priority_weight_age) if multifactor else 0.0,
                       float(max(config.priority_max_age, 1)),
                       workload.jobs["job_id"].to_numpy(np.int64))

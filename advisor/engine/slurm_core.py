@@ -33,8 +33,8 @@ JOB_ROWS = 12
 (C_BACKFILL, C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MAX_JOB_TEST,
  C_BF_PART_RESERVE, C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_USER,
  C_BF_ONE_RESV, C_BF_BUSY_NODES, C_CALC_PERIOD, C_SCHED_INTERVAL, C_OVER_TIME, C_T0,
- C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_BF_SAME_SECOND) = range(20)
-CONFIG_SIZE = 20
+ C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_BF_SAME_SECOND, C_WILL_RUN_WINDOW) = range(21)
+CONFIG_SIZE = 21
 PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
 TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
 # scalar state shared by the inner functions: the queue is queue[S_QH:S_NQ]; counts of the
@@ -115,6 +115,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if part_nodes[p, nd]:
                 part_free[p] += node_cpus[nd]
     fut = np.empty(nn, np.int64)        # free CPUs at a future time (backfill planning)
+    touches = np.zeros(n, np.int64)     # +-(p + 1): running job holds a node of p, or not
     excl = np.zeros(nn, np.int64)       # excl[nd] == stamp: node unusable for this test
     scratch = np.empty((5, nn), np.int64)
     pick_n = np.empty(nn, np.int64)
@@ -305,6 +306,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         if started:
             drop_started(last)
 
+    def job_touches(rj, p):
+        for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
+            if part_nodes[p, alloc_node[i]]:
+                return True
+        return False
+
     def earliest_search(j, p, t, d):
         """F6: the earliest time from which job j fits in p for d seconds on nodes no
         reservation holds, running jobs ending at start + limit; fills pick_n/pick_c.
@@ -314,6 +321,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         horizon = t + cfg[C_BF_WINDOW]
         ri = 0
         s = t
+        window = cfg[C_WILL_RUN_WINDOW]
+        batch_end = -1
         while s <= horizon:
             while ri < sc[S_NRL] and max(exp_end[rl[ri]], t + 1) <= s:
                 rj = rl[ri]
@@ -334,8 +343,34 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 if sc[S_PICKED] > 0:
                     return s
             s_next = NEVER
-            if ri < sc[S_NRL]:
+            if ri < sc[S_NRL] and (count_mode or window <= 0):
                 s_next = max(exp_end[rl[ri]], t + 1)
+            elif ri < sc[S_NRL]:
+                # Running jobs are released in batches, and the job may start when a batch's
+                # last one ends: the first batch ends `window` after the first job's end
+                # rounded up to a multiple of the window, each later one after the window
+                # has doubled until it takes in the next job [src: cons_tres
+                # _will_run_test()]. Jobs without a node in p neither open nor close one.
+                q = ri
+                last = -1
+                while q < sc[S_NRL]:
+                    rj = rl[q]
+                    if abs(touches[rj]) != p + 1:  # cached: an allocation does not change
+                        touches[rj] = p + 1 if job_touches(rj, p) else -(p + 1)
+                    if touches[rj] > 0:
+                        if batch_end < 0:
+                            batch_end = exp_end[rj] + window - exp_end[rj] % window
+                        last = exp_end[rj]
+                    q += 1
+                    if (last >= 0 and q < sc[S_NRL]
+                            and exp_end[rl[q]] > batch_end + window):
+                        break
+                while True:
+                    window *= 2
+                    if q >= sc[S_NRL] or exp_end[rl[q]] <= batch_end + window:
+                        break
+                if last >= 0:
+                    s_next = max(last, t + 1)
             for i in range(sc[S_NRES]):
                 if s < res_e[i] < s_next:
                     s_next = res_e[i]

@@ -47,16 +47,21 @@ def test_reduces_to_textbook_easy_job_by_job_on_kth():
     """One partition, one CPU per node, bf_interval 0, bf_resolution 1, FCFS: with
     reservations counted in CPUs (the textbook's idealisation) the slurm mode's main scheduler
     and backfill give every KTH-SP2 job the textbook EASY start, to the second. Slurm's own
-    whole-node reservations (F4) change some: the test states that they do."""
+    whole-node reservations (F4) change some, and its will-run batches (a reservation starts
+    when the last of a batch of ending jobs ends, not at the exact earliest time) change
+    many more: the test states that they do, and in that order."""
     workload = read_swf(resolve_trace("KTH-SP2"),
                         cleaning=CleaningOptions(drop_overruns=True, drop_oversize=True))
     textbook, _ = run(job_arrays(workload), EngineConfig(backfill="easy"))
     counted, _ = run_slurm(workload_input(workload, EASY_EXACT, minutes=False,
                                           count_reservations=True))
     assert np.array_equal(counted, textbook)
-    pinned, _ = run_slurm(workload_input(workload, EASY_EXACT, minutes=False))
-    differ = int((pinned != textbook).sum())
-    assert 0 < differ < 0.05 * len(workload)  # 388 of 28,000 when written
+    pinned, _ = run_slurm(workload_input(workload, EASY_EXACT, minutes=False,
+                                         will_run_batches=False))
+    pinned_differ = int((pinned != textbook).sum())
+    assert 0 < pinned_differ < 0.05 * len(workload)  # 388 of 28,000 when written
+    batched, _ = run_slurm(workload_input(workload, EASY_EXACT, minutes=False))
+    assert int((batched != textbook).sum()) > 2 * pinned_differ  # 7,912 when written
 
 
 def test_builtin_is_fcfs_without_backfill_on_ctc():
@@ -76,6 +81,19 @@ def test_live_timing_reuses_nodes_a_second_late_and_backfills_within_the_second(
     jobs = [job(1, 0, 63, 600), job(2, 2, 64, 600), job(3, 4, 1, 5)]
     assert play(jobs, [10, 10, 5], easy)[0] == [0, 10, 5]
     assert play(jobs, [10, 10, 5], easy, live_timing=True)[0] == [0, 11, 4]
+
+
+def test_reservation_waits_for_the_will_run_batch():
+    """cons_tres will-run releases running jobs in batches: the first ends 30 s after the
+    first job's end rounded up to 30 s (40 -> 60 -> 90), so B (ending at 65) is in A's
+    batch and head C reserves from 65, not from 40 when A's CPUs would do. D, ending at 52,
+    therefore backfills; C starts when D ends. Exact earliest starts (the textbook) would
+    give C 40 and D 65."""
+    easy = with_backfill(SchedulingConfig(), bf_interval=0, bf_resolution=1,
+                         bf_job_part_count_reserve=1)
+    one = cluster(nodes=1)
+    jobs = [job(1, 0, 8, 40), job(2, 0, 4, 65), job(3, 1, 10, 100), job(4, 2, 4, 50)]
+    assert play(jobs, [40, 65, 100, 50], easy, one)[0] == [0, 0, 52, 2]
 
 
 def test_main_scheduler_blocks_a_partition_and_its_nodes_only():
