@@ -81,10 +81,12 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     ``count_reservations`` is the textbook idealisation (reservations hold CPU counts, not
     whole nodes): for comparing with the textbook engine, never for predicting Slurm.
 
-    ``live_timing``: how a real slurmctld's sub-second timing rounds to whole seconds, for
-    predicting a live cluster. An ending job's nodes are reused from the next second (they
-    stay COMPLETING until slurmd reports the epilog done; the real cluster reused them 0.3
-    to 1 s later), and a backfill cycle within the second of a change sees it.
+    ``live_timing``: a reading of whole seconds for predicting a live cluster, whose
+    slurmctld acts at sub-second phases: an ending job's nodes are reused from the next
+    second (the main scheduler waits for the epilog to complete, about 0.3 s on the test
+    cluster; a backfill cycle due in the same second may come before the end), and a
+    backfill cycle due within the second of a submission sees it. Which second is right
+    depends on the backfill cycle's phase; README (sim-to-real) gives both readings' figures.
 
     ``will_run_batches``: a reservation's start is found as cons_tres does, releasing
     running jobs in batches of doubling windows from 30 s (``_will_run_test()``), not job
