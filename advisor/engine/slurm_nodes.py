@@ -19,8 +19,7 @@ from __future__ import annotations
 from numba import njit
 
 
-# inline="always": a call per node that passes four arrays costs more than the test itself
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus):
     """CPUs node n offers this job: 0 if outside the partition, excluded or (for an
     exclusive job) not entirely free."""
@@ -32,7 +31,7 @@ def usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus):
     return a
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes, out_cpus, k):
     """Take node n offering a CPUs; returns (new k, CPUs and nodes still wanted). A node
     keeps back at least one CPU for each node still to be found (cons_tres _cpus_to_use())."""
