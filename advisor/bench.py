@@ -42,29 +42,29 @@ def trace_figures(name: str, repeat: int) -> dict:
     t0 = time.perf_counter()
     run(arrays, configs[POLICIES[0]])
     first = time.perf_counter() - t0
-    sims = {}
-    for spec, config in configs.items():
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            run(arrays, config)
-            times.append(time.perf_counter() - t0)
-        sims[spec] = statistics.median(times)
+    sims = {spec: _median_time(lambda c=config: run(arrays, c), repeat)
+            for spec, config in configs.items()}
     # the slurm mode on the trace's machine (1-CPU nodes), EASY-like Slurm defaults
     from advisor.engine.slurm import run_slurm, with_backfill, workload_input
     from advisor.model import SchedulingConfig
     inp = workload_input(workload, with_backfill(SchedulingConfig(),
                                                  bf_job_part_count_reserve=1))
     run_slurm(inp)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        run_slurm(inp)
-        times.append(time.perf_counter() - t0)
+    slurm_s = _median_time(lambda: run_slurm(inp), repeat)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"trace": name, "jobs": len(arrays), "parse_s": parse, "first_call_s": first,
             "sim_s": sims, "jobs_per_s": {k: len(arrays) / v for k, v in sims.items()},
-            "slurm_easy_s": statistics.median(times), "peak_rss_mib": peak_mib}
+            "slurm_easy_s": slurm_s, "peak_rss_mib": peak_mib}
+
+
+def _median_time(call, repeat: int) -> float:
+    """Median wall time of ``repeat`` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def _python(code: str, env: dict | None = None) -> str:

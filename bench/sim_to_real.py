@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console
 from rich.table import Table
 
+from adapters.files import atomic_write
 from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_submit import play
 from adapters.swf import read_swf
@@ -71,9 +72,9 @@ def main() -> None:
                           f"{a['spearman']:.3f}", f"{a['mae_s']:.1f}")
     console.print(table)
     if args.save:
-        Path(args.save).write_text(json.dumps(raw, indent=1, default=int))
+        atomic_write(args.save, json.dumps(raw, indent=1, default=int))
     if args.json:
-        Path(args.json).write_text(json.dumps(
+        atomic_write(args.json, json.dumps(
             {k: {"slurm": v["slurm"], "textbook": v["textbook"], "wall_s": v["wall_s"],
                  "table": v["table"].reset_index().to_dict("records")}
              for k, v in results.items()}, indent=1, default=int))

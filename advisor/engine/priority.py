@@ -4,7 +4,7 @@ The formula is ../shared/slurm/MAPPING.md §1.1, after
 [src: src/plugins/priority/multifactor/priority_multifactor.c _get_priority_internal(),
 set_priority_factors(), _get_tres_factors()] and [doc: priority_multifactor.shtml].
 ``weighted_factors`` gives each weighted term as ``sprio`` prints it; the engine adds the age
-term itself as time passes (``advisor.engine.slurm_core.priority``).
+term itself as time passes (``advisor.engine.slurm_layout.priority``).
 
 Fair-share, QOS and association terms depend on slurmdbd state the snapshot does not hold
 (usage, QOS priorities): they are taken as per-job constants from the snapshot's ``sprio``

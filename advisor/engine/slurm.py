@@ -22,16 +22,17 @@ from advisor.engine import Estimates, job_arrays
 from advisor.engine.core import NO_RESUME
 from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
                                      partition_factor, static_priority)
-from advisor.engine.slurm_core import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
-                                       C_BF_SAME_SECOND, C_END_LATENCY, C_WILL_RUN_WINDOW,
-                                       C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
-                                       C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV,
-                                       C_BF_PART_RESERVE, C_BF_RESOLUTION, C_BF_WINDOW,
-                                       C_CALC_PERIOD, C_COUNT_RESV, C_FIRST_PASS, C_OVER_TIME,
-                                       C_SCHED_INTERVAL, C_T0, CONFIG_SIZE, CPUS, ELIGIBLE,
-                                       EXCLUSIVE, FIXED, FIXED_PRIO, JOB_ROWS, LIMIT,
-                                       MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
-                                       simulate_slurm)
+from advisor.engine.slurm_core import simulate_slurm
+from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
+                                         C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST,
+                                         C_BF_MAX_JOB_USER, C_BF_MIN_AGE, C_BF_MIN_PRIO,
+                                         C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
+                                         C_BF_SAME_SECOND, C_BF_WINDOW, C_CALC_PERIOD,
+                                         C_COUNT_RESV, C_END_LATENCY, C_FIRST_PASS,
+                                         C_OVER_TIME, C_SCHED_INTERVAL, C_T0,
+                                         C_WILL_RUN_WINDOW, CONFIG_SIZE, CPUS, ELIGIBLE,
+                                         EXCLUSIVE, FIXED, FIXED_PRIO, JOB_ROWS, LIMIT,
+                                         MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER)
 from advisor.errors import BadInput
 from advisor.model import Cluster, Job, SchedulingConfig, Snapshot, Workload
 from advisor.snapshot import trace_machine

@@ -120,15 +120,9 @@ def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, rem_cpus, out_no
         size -= 1
         heap[0] = heap[size]
         _sift_down(heap, size, 0, set_c)
-        # the run falls short: every usable node is taken whole (_take_run() written out,
-        # as a call per run costs more than the run)
-        for n in range(set_a[i], set_b[i] + 1):
-            if av[n] > 0:
-                out_nodes[k] = n
-                out_cpus[k] = av[n]
-                k += 1
-                rem_cpus -= av[n]
-        rem_nodes = 0
+        # the run falls short: all of it is taken
+        k, rem_cpus, rem_nodes = _take_run(set_a[i], set_b[i], av, exclusive, rem_cpus,
+                                           rem_nodes, out_nodes, out_cpus, k)
     return 0
 
 

@@ -1,0 +1,62 @@
+"""The slurm core's input layout and a record's place in the queue, compiled.
+
+Shared by ``slurm`` (which builds the job table and the configuration vector) and
+``slurm_core`` (which simulates): the rows of the job table, the entries of the
+configuration vector, a record's integer priority (§1.1 of ../shared/slurm/MAPPING.md) and
+its F1 queue key.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from advisor.engine.structures import sort_by_key
+
+# rows of the job table
+(SUBMIT, RUNTIME, LIMIT, CPUS, MIN_NODES, EXCLUSIVE, ELIGIBLE, FIXED, FIXED_PRIO, USER,
+ REC0, NREC) = range(12)
+JOB_ROWS = 12
+# entries of the configuration vector
+(C_BACKFILL, C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MAX_JOB_TEST,
+ C_BF_PART_RESERVE, C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_USER,
+ C_BF_ONE_RESV, C_BF_BUSY_NODES, C_CALC_PERIOD, C_SCHED_INTERVAL, C_OVER_TIME, C_T0,
+ C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_BF_SAME_SECOND, C_WILL_RUN_WINDOW) = range(21)
+CONFIG_SIZE = 21
+PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
+TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
+
+
+@njit(cache=True)
+def priority(r, t, jobs, rec_job, rec_static, w_age, max_age):
+    """The integer priority of record r at time t (§1.1): the weighted factors summed as
+    doubles, truncated once, floored at 1 (0 means held) and capped at 2^32-1
+    [src: priority_multifactor.c _get_priority_internal()]. An explicitly set priority is
+    kept as it is (direct_set_prio)."""
+    j = rec_job[r]
+    if jobs[FIXED_PRIO, j] >= 0:
+        return jobs[FIXED_PRIO, j]
+    p = rec_static[r]
+    if w_age > 0.0:
+        # age counts from the eligible (accrue) time, capped at PriorityMaxAge
+        # [slurm.conf(5) PriorityMaxAge; src: set_priority_factors()]
+        p += w_age * min(max(t - jobs[ELIGIBLE, j], 0) / max_age, 1.0)
+    if p < 1.0:
+        return 1
+    if p > PRIO_MAX:
+        return PRIO_MAX
+    return np.int64(p)
+
+
+@njit(cache=True)
+def record_key(r, prio, rec_part, part_tier):
+    """F1: PriorityTier (descending), then priority (descending), as one ascending key; the
+    record index, in (submit, job id) order, breaks ties [src: job_scheduler.c
+    sort_job_queue2()]."""
+    return -(float(part_tier[rec_part[r]]) * TIER_SCALE + float(prio[r]))
+
+
+@njit(cache=True)
+def sort_queue(queue, nq, key, prio, rec_part, part_tier):
+    for a in range(nq):
+        key[queue[a]] = record_key(queue[a], prio, rec_part, part_tier)
+    sort_by_key(queue, nq, key)
