@@ -28,14 +28,15 @@ from advisor.engine.slurm_layout import (
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_T0, C_WILL_RUN_WINDOW,
     CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
     priority, record_key, sort_queue)
+from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
+                                      popcount, trailing_zeros, word_cpus)
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
 
 # scalar state shared by the inner functions: the queue is queue[S_QH:S_NQ]; counts of the
-# running list, heap, allocation pool, reservations and their node pool; the exclusion stamp;
-# the backfill cycle; nodes picked; a version of the free CPUs
-S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NRESNODES, S_STAMP, S_CYCLE, S_PICKED, S_FREEVER, \
-    S_QH = range(11)
+# running list, heap, allocation pool, reservations, free node-set slots; the backfill cycle;
+# nodes picked; a version of the free CPUs
+S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NSLOTS, S_CYCLE, S_PICKED, S_FREEVER, S_QH = range(10)
 
 
 @njit(cache=True)
@@ -46,11 +47,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     nr = rec_job.shape[0]
     nn = node_cpus.shape[0]
     npart = part_tier.shape[0]
+    unit = True  # one CPU per node: a node is free or not, and its bit says which
+    for nd in range(nn):
+        unit = unit and node_cpus[nd] == 1
     nusers = 1
     cap = 1
     for j in range(n):
         nusers = max(nusers, jobs[USER, j] + 1)
-        cap += nn if jobs[EXCLUSIVE, j] else min(nn, jobs[CPUS, j])
+        if not unit:
+            cap += nn if jobs[EXCLUSIVE, j] else min(nn, jobs[CPUS, j])
     start = np.full(n, -1, np.int64)
     first_resv = np.full(n, -1, np.int64)
     exp_end = np.zeros(n, np.int64)
@@ -62,7 +67,10 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     rl_cpus = jobs[CPUS].copy()         # running_insert's tie-break
     ht = np.empty(n, np.int64)          # completion heap
     hj = np.empty(n, np.int64)
-    alloc0 = np.zeros(n, np.int64)      # job j holds alloc_node/cpus[alloc0[j]:+nalloc[j]]
+    # job j holds alloc_node/cpus[alloc0[j]:+nalloc[j]], and node n has node_free[n] CPUs
+    # free; with one CPU per node, job_bits and free_bits (below) say it all, and are kept
+    # instead
+    alloc0 = np.zeros(n, np.int64)
     nalloc = np.zeros(n, np.int64)
     alloc_node = np.empty(cap, np.int64)
     alloc_cpus = np.empty(cap, np.int64)
@@ -73,58 +81,107 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if part_nodes[p, nd]:
                 part_free[p] += node_cpus[nd]
     fut = np.empty(nn, np.int64)        # free CPUs at a future time (backfill planning)
-    touches = np.zeros(n, np.int64)     # +-(p + 1): running job holds a node of p, or not
-    excl = np.zeros(nn, np.int64)       # excl[nd] == stamp: node unusable for this test
-    scratch = np.empty((5, nn), np.int64)
-    pick_n = np.empty(nn, np.int64)
-    pick_c = np.empty(nn, np.int64)
-    everywhere = np.ones(nn, np.uint8)
-    # this cycle's backfill reservations: whole nodes over [res_b, res_e) (F4, F5)
-    res_b = np.empty(nr + 1, np.int64)
-    res_e = np.empty(nr + 1, np.int64)
-    res_n0 = np.empty(nr + 1, np.int64)
-    res_nn = np.empty(nr + 1, np.int64)
-    res_nodes = np.empty(cap, np.int64)
-    res_spare = np.zeros(nr + 1, np.int64)  # count mode: CPUs free at the start, unneeded
+    touches = np.zeros(n, np.int64)     # == p + 1: held[j] counts job j's CPUs in p
+    held = np.zeros(n, np.int64)
+    # node sets as bitmaps (node_bits): partitions, what node_free and fut offer, the nodes
+    # excluded for the current test (blocked by the main scheduler, or reserved)
+    nw = (nn + 63) // 64
+    part_bits = np.zeros((npart, nw), np.uint64)
+    for p in range(npart):
+        mask_bits(part_nodes[p], part_bits[p])
+    everywhere = np.zeros(nw, np.uint64)
+    mask_bits(np.ones(nn, np.uint8), everywhere)
+    free_bits = np.zeros((2, nw), np.uint64)
+    avail_bits_of(node_free, node_cpus, free_bits)
+    fut_bits = np.zeros((2, nw), np.uint64)
+    excl = np.zeros(nw, np.uint64)
+    usable = np.zeros(nw, np.uint64)
+    # with one CPU per node a running job's nodes are also kept as a bitmap, in a slot of its
+    # own, so planning frees them a word at a time (fut is then not needed)
+    slots = nn if unit else 1
+    job_bits = np.zeros((slots, nw), np.uint64)
+    job_slot = np.zeros(n, np.int64)
+    free_slots = np.arange(slots)
+    scratch = np.empty((4, nn), np.int64)
+    pick_bits = np.zeros(nw, np.uint64)  # the nodes chosen last, and CPUs taken on each
+    pick_cpus = np.ones(nn, np.int64)    # (select_nodes leaves it at 1 when unit)
+    # this cycle's backfill reservations: whole nodes (res_bits) over [res_b, res_e) (F4,
+    # F5); a cycle tests at most bf_max_job_test records
+    max_res = nr + 1 if cfg[C_BF_MAX_JOB_TEST] <= 0 else min(nr, cfg[C_BF_MAX_JOB_TEST]) + 1
+    res_b = np.empty(max_res, np.int64)
+    res_e = np.empty(max_res, np.int64)
+    res_bits = np.zeros((max_res, nw), np.uint64)
+    res_spare = np.zeros(max_res, np.int64)  # count mode: CPUs free at the start, unneeded
     failed = np.zeros(npart, np.int8)
     part_count = np.zeros(npart, np.int64)
     part_tested = np.zeros(npart, np.int64)
     user_tested = np.zeros(nusers, np.int64)
     user_cycle = np.zeros(nusers, np.int64)  # user_tested[u] counts for cycle user_cycle[u]
     got_resv = np.zeros(n, np.int64)    # == cycle number: reserved in this cycle
-    sc = np.zeros(11, np.int64)
+    sc = np.zeros(10, np.int64)
+    sc[S_NSLOTS] = slots
     cache = np.full(4, -1, np.int64)  # (overlap mask, free version, partition, CPUs)
     # the last first-of-cycle reservation: (job, free version, partition, duration, start,
     # nodes, count-mode spare) and its nodes
     plan = np.full(7, -1, np.int64)
-    plan_n = np.empty(nn, np.int64)
-    plan_c = np.empty(nn, np.int64)
+    plan_bits = np.zeros(nw, np.uint64)
 
     bf_interval = cfg[C_BF_INTERVAL]
     res = max(cfg[C_BF_RESOLUTION], 1)
     calc = cfg[C_CALC_PERIOD]
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
     busy_first = cfg[C_BF_BUSY_NODES] != 0
+    max_test = cfg[C_BF_MAX_JOB_TEST]
+    max_part = cfg[C_BF_MAX_JOB_PART]
+    max_user = cfg[C_BF_MAX_JOB_USER]
+    part_reserve = cfg[C_BF_PART_RESERVE]
+    # the backfill walk may pass over records in bulk when every record is counted as tested
+    # (no per-partition or per-user limit) and all of them are pending (one per job)
+    rec_cpus = np.empty(nr, np.int64)
+    rec_limit = np.empty(nr, np.int64)
+    can_skip = max_part <= 0 and max_user <= 0
+    for r in range(nr):
+        rec_cpus[r] = jobs[CPUS, rec_job[r]]
+        rec_limit[r] = min(jobs[LIMIT, rec_job[r]], part_max[rec_part[r]])
+        can_skip = can_skip and jobs[NREC, rec_job[r]] == 1
     # Count mode is the textbook's idealisation, not a Slurm setting: a reservation holds a
     # CPU count, not nodes, and a job may end exactly when it begins (seed 001's EASY).
     count_mode = cfg[C_COUNT_RESV] != 0
     t0 = cfg[C_T0]
 
     def start_job(j, p, t, k):
-        """Give job j the nodes pick_n/pick_c[:k] in partition p. It is killed at its limit
-        plus OverTimeLimit [slurm.conf(5) OverTimeLimit]; planning assumes the limit (F6)."""
-        a0 = sc[S_NTAKEN]
-        alloc0[j] = a0
-        nalloc[j] = k
-        for i in range(k):
-            nd = pick_n[i]
-            alloc_node[a0 + i] = nd
-            alloc_cpus[a0 + i] = pick_c[i]
-            node_free[nd] -= pick_c[i]
-            for q in range(npart):
-                if part_nodes[q, nd]:
-                    part_free[q] -= pick_c[i]
-        sc[S_NTAKEN] = a0 + k
+        """Give job j the k nodes picked (pick_bits, pick_cpus) in partition p. It is killed
+        at its limit plus OverTimeLimit [slurm.conf(5) OverTimeLimit]; planning assumes the
+        limit (F6)."""
+        if unit:  # a word at a time
+            sc[S_NSLOTS] -= 1
+            sl = free_slots[sc[S_NSLOTS]]
+            job_slot[j] = sl
+            for w in range(nw):
+                job_bits[sl, w] = pick_bits[w]
+                free_bits[NONZERO, w] &= ~pick_bits[w]
+                free_bits[FULL, w] &= ~pick_bits[w]
+                for q in range(npart):
+                    part_free[q] -= np.int64(popcount(pick_bits[w] & part_bits[q, w]))
+        else:
+            a0 = sc[S_NTAKEN]
+            alloc0[j] = a0
+            nalloc[j] = k
+            sc[S_NTAKEN] = a0 + k
+            for w in range(nw):
+                x = pick_bits[w]
+                while x != 0:
+                    nd = w * 64 + np.int64(trailing_zeros(x))
+                    x &= x - np.uint64(1)
+                    c = pick_cpus[nd]
+                    alloc_node[a0] = nd
+                    alloc_cpus[a0] = c
+                    a0 += 1
+                    node_free[nd] -= c
+                    note_free(free_bits, nd, node_free[nd], node_cpus[nd])
+                    for q in range(npart):
+                        if part_nodes[q, nd]:
+                            part_free[q] -= c
         sc[S_FREEVER] += 1
         limit = min(jobs[LIMIT, j], part_max[p])
         state[j] = RUNNING
@@ -137,19 +194,31 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
 
     def finish_job(j):
         state[j] = DONE
-        for i in range(alloc0[j], alloc0[j] + nalloc[j]):
-            nd = alloc_node[i]
-            node_free[nd] += alloc_cpus[i]
-            for q in range(npart):
-                if part_nodes[q, nd]:
-                    part_free[q] += alloc_cpus[i]
+        if unit:
+            sl = job_slot[j]
+            for w in range(nw):
+                free_bits[NONZERO, w] |= job_bits[sl, w]
+                free_bits[FULL, w] |= job_bits[sl, w]
+                for q in range(npart):
+                    part_free[q] += np.int64(popcount(job_bits[sl, w] & part_bits[q, w]))
+            free_slots[sc[S_NSLOTS]] = sl
+            sc[S_NSLOTS] += 1
+        else:
+            for i in range(alloc0[j], alloc0[j] + nalloc[j]):
+                nd = alloc_node[i]
+                node_free[nd] += alloc_cpus[i]
+                note_free(free_bits, nd, node_free[nd], node_cpus[nd])
+                for q in range(npart):
+                    if part_nodes[q, nd]:
+                        part_free[q] += alloc_cpus[i]
         sc[S_NRL] = running_remove(rl, sc[S_NRL], j)
         sc[S_FREEVER] += 1
 
-    def pick(j, p, avail, stamp, busy):
+    def pick(j, p, avail, avail_bits, busy):
+        """Nodes for job j in p, avoiding the excluded ones, into pick_bits/pick_cpus."""
         return select_nodes(jobs[CPUS, j], jobs[MIN_NODES, j], jobs[EXCLUSIVE, j] != 0,
-                            part_nodes[p], excl, stamp, avail, node_cpus, busy, node_free,
-                            scratch, pick_n, pick_c)
+                            part_bits[p], excl, avail, avail_bits, unit, busy,
+                            free_bits[FULL], usable, scratch, pick_bits, pick_cpus)
 
     def enqueue(j, t):
         """Job j joins the queue in F1 order; queued records keep their keys until the next
@@ -179,20 +248,34 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 queue[m] = r
         sc[S_QH] = m
 
-    def mark_reserved(s, e, stamp, p, avail):
+    def mark_reserved(s, e, p, avail, avail_bits):
         """Exclude the nodes of every reservation overlapping [s, e] (Slurm's test is end > s
         and begin <= e, inclusive at e [src: backfill.c _attempt_backfill()]); returns the
-        CPUs of p they take away, each node counted once."""
+        free CPUs of p they take away, each node counted once."""
         c = 0
         for i in range(sc[S_NRES]):
             if res_e[i] > s and res_b[i] <= e:
-                for x in range(res_n0[i], res_n0[i] + res_nn[i]):
-                    nd = res_nodes[x]
-                    if excl[nd] != stamp:
-                        excl[nd] = stamp
-                        if part_nodes[p, nd]:
-                            c += avail[nd]
+                for w in range(nw):
+                    new = res_bits[i, w] & ~excl[w]
+                    if new != 0:
+                        excl[w] |= new
+                        c += word_cpus(new & part_bits[p, w] & avail_bits[NONZERO, w], w,
+                                       avail, unit)
         return c
+
+    def held_in(j, p):
+        """CPUs running job j holds on nodes of p (cached: an allocation does not change)."""
+        if touches[j] != p + 1:
+            touches[j] = p + 1
+            held[j] = 0
+            if unit:
+                for w in range(nw):
+                    held[j] += np.int64(popcount(job_bits[job_slot[j], w] & part_bits[p, w]))
+            else:
+                for i in range(alloc0[j], alloc0[j] + nalloc[j]):
+                    if part_nodes[p, alloc_node[i]]:
+                        held[j] += alloc_cpus[i]
+        return held[j]
 
     def count_allows(cpus, s, e, take):
         """Count mode: a job over [s, e) overlapping a reservation must fit in its spare
@@ -206,7 +289,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     res_spare[i] -= cpus
         return True
 
-    def reserved_now(p, s, e, stamp):
+    def reserved_now(p, s, e):
         """Free CPUs of p on nodes held by reservations overlapping [s, e]. With few
         reservations the count is cached per overlap set until a job starts or ends (most
         queued jobs in a cycle see the same set); on a cache hit the nodes are not marked."""
@@ -219,7 +302,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 return 0
         if mask > 0 and cache[0] == mask and cache[1] == sc[S_FREEVER] and cache[2] == p:
             return cache[3]
-        c = mark_reserved(s, e, stamp, p, node_free)
+        c = mark_reserved(s, e, p, node_free, free_bits)
         cache[0], cache[1], cache[2], cache[3] = mask, sc[S_FREEVER], p, c
         return c
 
@@ -227,8 +310,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         """F2: in queue order; once a job cannot start, no lower job of its partition starts,
         nor any job on that partition's nodes [src: job_scheduler.c schedule()]."""
         failed[:] = 0
-        sc[S_STAMP] += 1
-        stamp = sc[S_STAMP]
+        excl[:] = 0
         nfailed = 0
         started = False
         last = sc[S_QH]
@@ -243,7 +325,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 continue
             k = 0
             if nfailed > 0 or jobs[CPUS, j] <= part_free[p]:
-                k = pick(j, p, node_free, stamp, False)
+                k = pick(j, p, node_free, free_bits, False)
             if k > 0:
                 start_job(j, p, t, k)
                 started = True
@@ -258,23 +340,20 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             nfailed += 1
             if nfailed == npart:
                 break
-            for nd in range(nn):
-                if part_nodes[p, nd]:
-                    excl[nd] = stamp
+            for w in range(nw):
+                excl[w] |= part_bits[p, w]
         if started:
             drop_started(last)
 
-    def job_touches(rj, p):
-        for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
-            if part_nodes[p, alloc_node[i]]:
-                return True
-        return False
-
     def earliest_search(j, p, t, d):
         """F6: the earliest time from which job j fits in p for d seconds on nodes no
-        reservation holds, running jobs ending at start + limit; fills pick_n/pick_c.
+        reservation holds, running jobs ending at start + limit; fills pick_bits.
         Returns NEVER if that is beyond bf_window (F5: no reservation)."""
-        fut[:] = node_free
+        # what is free at s: fut and fut_bits, or with one CPU per node fut_bits alone
+        avail = node_cpus if unit else fut
+        if not unit:
+            fut[:] = node_free
+        fut_bits[:] = free_bits
         tot = part_free[p]
         horizon = t + cfg[C_BF_WINDOW]
         ri = 0
@@ -284,22 +363,29 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         while s <= horizon:
             while ri < sc[S_NRL] and max(exp_end[rl[ri]], t + 1) <= s:
                 rj = rl[ri]
-                for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
-                    fut[alloc_node[i]] += alloc_cpus[i]
-                    if part_nodes[p, alloc_node[i]]:
-                        tot += alloc_cpus[i]
+                tot += held_in(rj, p)
+                if unit:
+                    sl = job_slot[rj]
+                    for w in range(nw):
+                        fut_bits[NONZERO, w] |= job_bits[sl, w]
+                        fut_bits[FULL, w] |= job_bits[sl, w]
+                else:
+                    for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
+                        nd = alloc_node[i]
+                        fut[nd] += alloc_cpus[i]
+                        note_free(fut_bits, nd, fut[nd], node_cpus[nd])
                 ri += 1
-            sc[S_STAMP] += 1
-            stamp = sc[S_STAMP]
             if count_mode:
                 if jobs[CPUS, j] <= tot and count_allows(jobs[CPUS, j], s, s + d, False):
                     sc[S_PICKED] = 0
                     res_spare[sc[S_NRES]] = tot - jobs[CPUS, j]  # free at s, beyond the need
                     return s
-            elif jobs[CPUS, j] <= tot - mark_reserved(s, s + d, stamp, p, fut):
-                sc[S_PICKED] = pick(j, p, fut, stamp, busy_first)
-                if sc[S_PICKED] > 0:
-                    return s
+            else:
+                excl[:] = 0
+                if jobs[CPUS, j] <= tot - mark_reserved(s, s + d, p, avail, fut_bits):
+                    sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first)
+                    if sc[S_PICKED] > 0:
+                        return s
             s_next = NEVER
             if ri < sc[S_NRL] and (count_mode or window <= 0):
                 s_next = max(exp_end[rl[ri]], t + 1)
@@ -313,9 +399,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 last = -1
                 while q < sc[S_NRL]:
                     rj = rl[q]
-                    if abs(touches[rj]) != p + 1:  # cached: an allocation does not change
-                        touches[rj] = p + 1 if job_touches(rj, p) else -(p + 1)
-                    if touches[rj] > 0:
+                    if held_in(rj, p) > 0:
                         if batch_end < 0:
                             batch_end = exp_end[rj] + window - exp_end[rj] % window
                         last = exp_end[rj]
@@ -344,8 +428,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         if (first and plan[0] == j and plan[1] == sc[S_FREEVER] and plan[2] == p
                 and plan[3] == d and plan[4] > t):
             k = plan[5]
-            pick_n[:k] = plan_n[:k]
-            pick_c[:k] = plan_c[:k]
+            pick_bits[:] = plan_bits
             sc[S_PICKED] = k
             res_spare[0] = plan[6]
             return plan[4]
@@ -354,8 +437,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             k = sc[S_PICKED]
             plan[0], plan[1], plan[2], plan[3], plan[4], plan[5] = j, sc[S_FREEVER], p, d, s, k
             plan[6] = res_spare[0]
-            plan_n[:k] = pick_n[:k]
-            plan_c[:k] = pick_c[:k]
+            plan_bits[:] = pick_bits
         return s
 
     def backfill(t):
@@ -365,12 +447,42 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         sc[S_CYCLE] += 1
         cache[0] = -1  # reservations are rebuilt: cached counts are void
         sc[S_NRES] = 0
-        sc[S_NRESNODES] = 0
         part_count[:] = 0
         part_tested[:] = 0
         tested = 0
         started = False
-        for a in range(sc[S_QH], sc[S_NQ]):
+        reserved_out = 0  # partitions whose bf_job_part_count_reserve is used up
+        a = sc[S_QH] - 1
+        while True:
+            a += 1
+            if reserved_out == npart and can_skip and a < sc[S_NQ]:
+                # no reservation is left to make: only a job that fits now can start, so
+                # the records that cannot are passed over in one scan, counted as tested.
+                # Cannot: more CPUs than any partition has free, or (one partition) a run
+                # into the earliest reservation with more CPUs than are free outside it
+                free_max = 0
+                for q in range(npart):
+                    free_max = max(free_max, part_free[q])
+                first_b, first, outside = NEVER, 0, free_max
+                if npart == 1 and not count_mode:
+                    for i in range(sc[S_NRES]):
+                        if res_b[i] < first_b:
+                            first_b, first = res_b[i], i
+                    if first_b != NEVER:
+                        for w in range(nw):
+                            outside -= word_cpus(res_bits[first, w] & part_bits[0, w]
+                                                 & free_bits[NONZERO, w], w, node_free, unit)
+                end = sc[S_NQ] if max_test <= 0 else min(sc[S_NQ], a + max_test - tested)
+                b = a
+                while b < end:
+                    c = rec_cpus[queue[b]]
+                    if c <= outside or (c <= free_max and t + rec_limit[queue[b]] < first_b):
+                        break
+                    b += 1
+                tested += b - a
+                a = b
+            if a >= sc[S_NQ]:
+                break
             r = queue[a]
             j = rec_job[r]
             if state[j] != QUEUED:
@@ -380,29 +492,29 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if user_cycle[u] != sc[S_CYCLE]:  # a reset per user seen, not per user known
                 user_cycle[u] = sc[S_CYCLE]
                 user_tested[u] = 0
-            if cfg[C_BF_MAX_JOB_TEST] > 0 and tested >= cfg[C_BF_MAX_JOB_TEST]:
+            if max_test > 0 and tested >= max_test:
                 break
             # records beyond bf_max_job_part / bf_max_job_user are skipped entirely
-            if cfg[C_BF_MAX_JOB_PART] > 0 and part_tested[p] >= cfg[C_BF_MAX_JOB_PART]:
+            if max_part > 0 and part_tested[p] >= max_part:
                 continue
-            if cfg[C_BF_MAX_JOB_USER] > 0 and user_tested[u] >= cfg[C_BF_MAX_JOB_USER]:
+            if max_user > 0 and user_tested[u] >= max_user:
                 continue
             tested += 1
             part_tested[p] += 1
             user_tested[u] += 1
             d = min(jobs[LIMIT, j], part_max[p])
-            sc[S_STAMP] += 1
-            stamp = sc[S_STAMP]
             fits = jobs[CPUS, j] <= part_free[p]  # cheap test first: most jobs fail it
+            if fits:
+                excl[:] = 0
             if fits and sc[S_NRES] > 0:
                 if count_mode:
                     fits = count_allows(jobs[CPUS, j], t, t + d, False)
                 else:
-                    fits = jobs[CPUS, j] <= part_free[p] - reserved_now(p, t, t + d, stamp)
+                    fits = jobs[CPUS, j] <= part_free[p] - reserved_now(p, t, t + d)
                     if fits:
-                        mark_reserved(t, t + d, stamp, p, node_free)  # for the node choice
+                        mark_reserved(t, t + d, p, node_free, free_bits)  # the nodes
             if fits:
-                k = pick(j, p, node_free, stamp, False)
+                k = pick(j, p, node_free, free_bits, False)
                 if k > 0:
                     if count_mode:
                         count_allows(jobs[CPUS, j], t, t + d, True)
@@ -412,7 +524,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             # who may reserve: bf_job_part_count_reserve counts, per partition, the records
             # that got a reservation [src: backfill.c _check_bf_usage()]; bf_min_prio_reserve,
             # bf_min_age_reserve, bf_one_resv_per_job [slurm.conf(5)]
-            if cfg[C_BF_PART_RESERVE] > 0 and part_count[p] >= cfg[C_BF_PART_RESERVE]:
+            if part_reserve > 0 and part_count[p] >= part_reserve:
                 continue
             if cfg[C_BF_MIN_PRIO] > 0 and prio[r] < cfg[C_BF_MIN_PRIO]:
                 continue
@@ -428,14 +540,11 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             i = sc[S_NRES]
             res_b[i] = s // res * res
             res_e[i] = max((s + d) // res * res, res_b[i] + res)
-            res_n0[i] = sc[S_NRESNODES]
-            kk = sc[S_PICKED]
-            for x in range(kk):
-                res_nodes[sc[S_NRESNODES] + x] = pick_n[x]
-            res_nn[i] = kk
-            sc[S_NRESNODES] += kk
+            res_bits[i] = pick_bits
             sc[S_NRES] = i + 1
             part_count[p] += 1
+            if part_count[p] == part_reserve:
+                reserved_out += 1
             got_resv[j] = sc[S_CYCLE]
             if first_resv[j] < 0:
                 first_resv[j] = s
@@ -452,12 +561,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if jobs[FIXED, j] < 0 or jobs[SUBMIT, j] > t0:
                 continue
             p = rec_part[jobs[REC0, j]]
-            sc[S_STAMP] += 1
-            k = pick(j, p, node_free, sc[S_STAMP], False)
+            excl[:] = 0
+            k = pick(j, p, node_free, free_bits, False)
             if k == 0:
-                k = select_nodes(jobs[CPUS, j], 0, False, everywhere, excl, sc[S_STAMP],
-                                 node_free, node_cpus, False, node_free, scratch,
-                                 pick_n, pick_c)
+                k = select_nodes(jobs[CPUS, j], 0, False, everywhere, excl, node_free,
+                                 free_bits, unit, False, free_bits[FULL], usable,
+                                 scratch, pick_bits, pick_cpus)
             start_job(j, p, jobs[FIXED, j], k)
         while nxt < n and jobs[SUBMIT, nxt] <= t0:
             if state[nxt] == 0:

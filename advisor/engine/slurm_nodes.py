@@ -16,36 +16,33 @@ nodes already in use first, leaving idle nodes to backfill (``_eval_nodes_busy()
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus):
-    """CPUs node n offers this job: 0 if outside the partition, excluded or (for an
-    exclusive job) not entirely free."""
-    if prow[n] == 0 or excl[n] == stamp:
-        return 0
-    a = avail[n]
-    if exclusive:
-        return node_cpus[n] if a == node_cpus[n] else 0
-    return a
+from advisor.engine.node_bits import FULL, NONZERO, bit_on, set_range, trailing_zeros
 
 
 @njit(cache=True)
-def _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes, out_cpus, k):
+def _take(n, a, exclusive, rem_cpus, rem_nodes, out_bits, out_cpus, k):
     """Take node n offering a CPUs; returns (new k, CPUs and nodes still wanted). A node
     keeps back at least one CPU for each node still to be found (cons_tres _cpus_to_use())."""
     take = a if exclusive else min(a, max(rem_cpus - max(rem_nodes - 1, 0), 1))
-    out_nodes[k] = n
-    out_cpus[k] = take
+    bit_on(out_bits, n)
+    out_cpus[n] = take
     return k + 1, rem_cpus - take, rem_nodes - 1
 
 
 @njit(cache=True)
-def _take_run(run_a, run_b, av, exclusive, rem_cpus, rem_nodes, out_nodes, out_cpus, k):
+def _take_run(run_a, run_b, av, exclusive, unit, rem_cpus, rem_nodes, out_bits, out_cpus, k):
     """Take CPUs from the run of nodes run_a..run_b: the best-fit single node when one
     suffices and one node is wanted, else nodes in index order until nothing more is wanted.
     Returns (new k, CPUs and nodes still wanted)."""
+    if unit:
+        # every node offers one CPU and gives it: the best-fit single node is the run's
+        # first, and nodes in index order are a range from it (out_cpus is not written)
+        m = min(run_b - run_a + 1, max(rem_cpus, rem_nodes, 0))
+        set_range(out_bits, run_a, run_a + m)
+        return k + m, rem_cpus - m, rem_nodes - m
     if rem_nodes <= 1:
         single, size = -1, 0
         for n in range(run_a, run_b + 1):
@@ -55,14 +52,14 @@ def _take_run(run_a, run_b, av, exclusive, rem_cpus, rem_nodes, out_nodes, out_c
                 if a == rem_cpus:
                     break
         if single >= 0:
-            return _take(single, av[single], exclusive, rem_cpus, rem_nodes, out_nodes,
+            return _take(single, av[single], exclusive, rem_cpus, rem_nodes, out_bits,
                          out_cpus, k)
     for n in range(run_a, run_b + 1):
         if rem_cpus <= 0 and rem_nodes <= 0:
             break
         a = av[n]
         if a > 0:
-            k, rem_cpus, rem_nodes = _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes,
+            k, rem_cpus, rem_nodes = _take(n, a, exclusive, rem_cpus, rem_nodes, out_bits,
                                            out_cpus, k)
     return k, rem_cpus, rem_nodes
 
@@ -88,7 +85,8 @@ def _sift_down(heap, size, x, set_c):
 
 
 @njit(cache=True)
-def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, rem_cpus, out_nodes, out_cpus):
+def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, unit, rem_cpus, out_bits,
+               out_cpus):
     """The run rule for a job that wants no particular node count: the tightest run that
     suffices (the lower index among equals); failing that, the largest run is taken whole
     and the rule applied again to the remainder. A heap of the runs (in ``heap``, scratch)
@@ -98,8 +96,8 @@ def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, rem_cpus, out_no
         if set_c[i] >= rem_cpus and (best < 0 or set_c[i] < set_c[best]):
             best = i
     if best >= 0:
-        return _take_run(set_a[best], set_b[best], av, exclusive, rem_cpus, 1, out_nodes,
-                         out_cpus, 0)[0]
+        return _take_run(set_a[best], set_b[best], av, exclusive, unit, rem_cpus, 1,
+                         out_bits, out_cpus, 0)[0]
     for x in range(nsets):
         heap[x] = x
     for x in range(nsets // 2 - 1, -1, -1):
@@ -113,76 +111,88 @@ def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, rem_cpus, out_no
                 if set_c[i] >= rem_cpus and (best < 0 or set_c[i] < set_c[best] or (
                         set_c[i] == set_c[best] and i < best)):
                     best = i
-            k, rem_cpus, rem_nodes = _take_run(set_a[best], set_b[best], av, exclusive,
-                                               rem_cpus, rem_nodes, out_nodes, out_cpus, k)
+            k, rem_cpus, rem_nodes = _take_run(set_a[best], set_b[best], av, exclusive, unit,
+                                               rem_cpus, rem_nodes, out_bits, out_cpus, k)
             return k
         i = heap[0]
         size -= 1
         heap[0] = heap[size]
         _sift_down(heap, size, 0, set_c)
         # the run falls short: all of it is taken
-        k, rem_cpus, rem_nodes = _take_run(set_a[i], set_b[i], av, exclusive, rem_cpus,
-                                           rem_nodes, out_nodes, out_cpus, k)
+        k, rem_cpus, rem_nodes = _take_run(set_a[i], set_b[i], av, exclusive, unit,
+                                           rem_cpus, rem_nodes, out_bits, out_cpus, k)
     return 0
 
 
 @njit(cache=True)
-def select_nodes(cpus, min_nodes, exclusive, prow, excl, stamp, avail, node_cpus,
-                 busy_first, node_free, scratch, out_nodes, out_cpus):
-    """Choose nodes for a job; returns how many were chosen (0: it does not fit).
+def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_bits,
+                 unit, busy_first, free_full, usable, scratch, out_bits, out_cpus):
+    """Choose nodes for a job; returns how many were chosen (0: it does not fit). The
+    chosen nodes are the bits of out_bits, the CPUs taken on node n out_cpus[n] (one on
+    every node when unit, and then not written).
 
-    prow: the partition's node mask; excl[n] == stamp excludes node n (blocked by the main
-    scheduler or reserved by backfill); avail: free CPUs per node at the time tested;
-    scratch: a (5, nodes) int64 work area.
+    part_bits: the partition's nodes; excl_bits: nodes excluded for this test (blocked by
+    the main scheduler or reserved by backfill); avail: free CPUs per node at the time
+    tested, avail_bits its availability bitmap (``node_bits``); unit: every node has one
+    CPU; free_full: the nodes entirely free now (for bf_busy_nodes); usable: a bitmap work
+    area; scratch: a (4, nodes) int64 work area.
     """
-    av, set_a, set_b, set_c, set_m = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
-    nn = node_cpus.shape[0]
+    set_a, set_b, set_c, set_m = scratch[0], scratch[1], scratch[2], scratch[3]
+    offered = avail_bits[FULL] if exclusive else avail_bits[NONZERO]
+    for w in range(usable.shape[0]):
+        usable[w] = part_bits[w] & ~excl_bits[w] & offered[w]
+        out_bits[w] = 0
     rem_cpus = cpus
     rem_nodes = max(min_nodes, 1)
     k = 0
     if busy_first:  # nodes in use now first, then idle ones, each in index order
         for phase in range(2):
-            for n in range(nn):
-                busy = node_free[n] < node_cpus[n]
-                if busy != (phase == 0):
-                    continue
-                a = usable_cpus(n, exclusive, prow, excl, stamp, avail, node_cpus)
-                if a <= 0:
-                    continue
-                k, rem_cpus, rem_nodes = _take(n, a, exclusive, rem_cpus, rem_nodes, out_nodes,
-                                               out_cpus, k)
-                if rem_cpus <= 0 and rem_nodes <= 0:
-                    return k
+            for w in range(usable.shape[0]):
+                x = usable[w] & (free_full[w] if phase == 1 else ~free_full[w])
+                while x != 0:
+                    n = w * 64 + np.int64(trailing_zeros(x))
+                    x &= x - np.uint64(1)
+                    k, rem_cpus, rem_nodes = _take(n, avail[n], exclusive, rem_cpus,
+                                                   rem_nodes, out_bits, out_cpus, k)
+                    if rem_cpus <= 0 and rem_nodes <= 0:
+                        return k
         return 0
-    # one pass: what each node offers (av), and runs of consecutive usable nodes
-    # (set_a/set_b: first and last node; set_c/set_m: their CPUs and nodes); the open run
-    # is kept in scalars, written once when it closes (aliased stores are slow)
+    # runs of consecutive usable nodes (set_a/set_b: first and last node; set_c/set_m: their
+    # CPUs and nodes); inside a run every node offers avail[n] (all of it when exclusive)
     nsets = 0
-    run_c = 0
-    run_m = 0
-    for n in range(nn):
-        a = 0  # usable_cpus(), written out: the call costs 10x the test here
-        if prow[n] != 0 and excl[n] != stamp:
-            a = avail[n]
-            if exclusive and a != node_cpus[n]:
-                a = 0
-        av[n] = a
-        if a > 0:
-            if run_m == 0:
-                set_a[nsets] = n
-            run_c += a
-            run_m += 1
-        elif run_m > 0:
-            set_b[nsets], set_c[nsets], set_m[nsets] = n - 1, run_c, run_m
+    nb = 0
+    nw = usable.shape[0]
+    for w in range(nw):
+        x = usable[w]
+        if x == 0:
+            continue
+        # a run starts where a bit is set and the one below is not, and ends where the one
+        # above is not, across word boundaries; the i-th start pairs with the i-th end
+        below = usable[w - 1] >> np.uint64(63) if w > 0 else np.uint64(0)
+        above = (usable[w + 1] & np.uint64(1)) << np.uint64(63) if w + 1 < nw else np.uint64(0)
+        starts = x & ~((x << np.uint64(1)) | below)
+        ends = x & ~((x >> np.uint64(1)) | above)
+        while starts != 0:
+            set_a[nsets] = w * 64 + np.int64(trailing_zeros(starts))
             nsets += 1
-            run_c = 0
-            run_m = 0
-    if run_m > 0:
-        set_b[nsets], set_c[nsets], set_m[nsets] = nn - 1, run_c, run_m
-        nsets += 1
+            starts &= starts - np.uint64(1)
+        while ends != 0:
+            set_b[nb] = w * 64 + np.int64(trailing_zeros(ends))
+            nb += 1
+            ends &= ends - np.uint64(1)
+    for i in range(nsets):
+        m = set_b[i] - set_a[i] + 1
+        set_m[i] = m
+        if unit:
+            set_c[i] = m
+        else:
+            c = 0
+            for x in range(set_a[i], set_b[i] + 1):
+                c += avail[x]
+            set_c[i] = c
     if rem_nodes <= 1:
-        return _from_runs(nsets, set_a, set_b, set_c, set_m, av, exclusive, rem_cpus,
-                          out_nodes, out_cpus)
+        return _from_runs(nsets, set_a, set_b, set_c, set_m, avail, exclusive, unit,
+                          rem_cpus, out_bits, out_cpus)
     while nsets > 0:
         best = -1
         best_cpus = 0
@@ -197,8 +207,8 @@ def select_nodes(cpus, min_nodes, exclusive, prow, excl, stamp, avail, node_cpus
                 best, best_cpus, best_ok = i, c, ok
         if best < 0:
             return 0
-        k, rem_cpus, rem_nodes = _take_run(set_a[best], set_b[best], av, exclusive, rem_cpus,
-                                           rem_nodes, out_nodes, out_cpus, k)
+        k, rem_cpus, rem_nodes = _take_run(set_a[best], set_b[best], avail, exclusive, unit,
+                                           rem_cpus, rem_nodes, out_bits, out_cpus, k)
         if rem_cpus <= 0 and rem_nodes <= 0:
             return k
         set_m[best] = 0

@@ -1,9 +1,11 @@
 """The compiled node choice against the cons_tres rule written plainly.
 
-``select_nodes`` finds runs of consecutive usable nodes once and, on a fragmented machine,
-takes runs from a heap; the reference below re-scans every run at every step, as
-cons_tres ``_eval_nodes()`` does. Hypothesis draws machines (node sizes, free CPUs, a
-partition mask, excluded nodes) and requests; both must choose the same nodes and CPUs.
+``select_nodes`` finds runs of consecutive usable nodes a bitmap word at a time and, on a
+fragmented machine, takes runs from a heap; the reference below re-scans every run at every
+step, as cons_tres ``_eval_nodes()`` does. Hypothesis draws machines (node sizes, free CPUs,
+a partition mask, excluded nodes; up to 150 nodes, so runs cross 64-node words; all 1-CPU
+nodes often enough for the one-CPU path) and requests; both must choose the same nodes and
+CPUs.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from advisor.engine.node_bits import FULL, avail_bits_of, mask_bits, words
 from advisor.engine.slurm_nodes import select_nodes
 
 
@@ -68,24 +71,41 @@ def reference(cpus, min_nodes, exclusive, prow, excluded, avail, node_cpus):
     return []
 
 
-machines = st.integers(1, 48).flatmap(lambda nn: st.tuples(
-    st.lists(st.sampled_from([1, 2, 4, 16]), min_size=nn, max_size=nn),
-    st.lists(st.floats(0, 1), min_size=nn, max_size=nn),
-    st.lists(st.booleans(), min_size=nn, max_size=nn),
-    st.lists(st.integers(0, 9), min_size=nn, max_size=nn)))
+def machine(nn, sizes):
+    def per_node(values):
+        return st.lists(values, min_size=nn, max_size=nn)
+    # mostly free and inside the partition: long runs, some across a word boundary
+    return st.tuples(per_node(st.sampled_from(sizes)),
+                     per_node(st.one_of(st.just(1.0), st.floats(0, 1))),
+                     per_node(st.integers(0, 9).map(bool)), per_node(st.integers(0, 9)))
+
+
+machines = st.tuples(st.integers(1, 150), st.sampled_from([[1], [1], [1, 2, 4, 16]])).flatmap(
+    lambda m: machine(*m))
 
 
 @settings(max_examples=400, deadline=None)
-@given(machines, st.integers(1, 200), st.sampled_from([0, 0, 1, 2, 3]), st.booleans())
+@given(machines, st.one_of(st.integers(1, 8), st.integers(1, 200)),
+       st.sampled_from([0, 0, 1, 2, 3]), st.booleans())
 def test_select_nodes_matches_the_plain_rule(machine, cpus, min_nodes, exclusive):
     sizes, fill, inside, excl_draw = machine
     node_cpus = np.array(sizes, np.int64)
     avail = np.array([round(c * f) for c, f in zip(sizes, fill)], np.int64)
     prow = np.array([1 if x else 0 for x in inside], np.uint8)
-    excl = np.array([7 if d == 0 else 0 for d in excl_draw], np.int64)  # stamp 7: excluded
     nn = len(sizes)
-    out_n, out_c = np.zeros(nn, np.int64), np.zeros(nn, np.int64)
-    k = select_nodes(cpus, min_nodes, exclusive, prow, excl, 7, avail, node_cpus, False,
-                     avail, np.zeros((5, nn), np.int64), out_n, out_c)
-    got = list(zip(out_n[:k].tolist(), out_c[:k].tolist()))
-    assert got == reference(cpus, min_nodes, exclusive, prow, excl == 7, avail, node_cpus)
+    bits = np.zeros((3, words(nn)), np.uint64)  # the partition, excluded nodes, free nodes
+    mask_bits(prow, bits[0])
+    mask_bits(np.array([d == 0 for d in excl_draw], np.uint8), bits[1])
+    avail_bits = np.zeros((2, words(nn)), np.uint64)
+    avail_bits_of(avail, node_cpus, avail_bits)
+    unit = bool((node_cpus == 1).all())
+    out_bits, out_cpus = np.zeros(words(nn), np.uint64), np.ones(nn, np.int64)
+    k = select_nodes(cpus, min_nodes, exclusive, bits[0], bits[1], avail, avail_bits,
+                     unit, False, avail_bits[FULL], bits[2],
+                     np.zeros((4, nn), np.int64), out_bits, out_cpus)
+    chosen = [n for n in range(nn) if (int(out_bits[n // 64]) >> (n % 64)) & 1]
+    assert k == 0 or len(chosen) == k  # on 0 (no fit) the bits are left over
+    got = [(n, int(out_cpus[n])) for n in chosen] if k else []
+    excluded = [d == 0 for d in excl_draw]
+    assert got == sorted(reference(cpus, min_nodes, exclusive, prow, excluded, avail,
+                                   node_cpus))
