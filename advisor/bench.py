@@ -43,14 +43,16 @@ def trace_figures(name: str, repeat: int) -> dict:
     run(arrays, configs[POLICIES[0]])
     first = time.perf_counter() - t0
     sims = {spec: _median_time(lambda c=config: run(arrays, c), repeat)
-            for spec, config in configs.items()}
-    # the slurm mode on the trace's machine (1-CPU nodes), EASY-like Slurm defaults
+            for spec, config in configs.items() if spec != POLICIES[0]}
+    # the slurm mode on the trace's machine (1-CPU nodes), EASY-like Slurm defaults, timed
+    # in turn with the textbook EASY so that both see the same machine load
     from advisor.engine.slurm import run_slurm, with_backfill, workload_input
     from advisor.model import SchedulingConfig
     inp = workload_input(workload, with_backfill(SchedulingConfig(),
                                                  bf_job_part_count_reserve=1))
     run_slurm(inp)
-    slurm_s = _median_time(lambda: run_slurm(inp), repeat)
+    sims[POLICIES[0]], slurm_s = _median_pair(lambda: run(arrays, configs[POLICIES[0]]),
+                                              lambda: run_slurm(inp), repeat)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"trace": name, "jobs": len(arrays), "parse_s": parse, "first_call_s": first,
             "sim_s": sims, "jobs_per_s": {k: len(arrays) / v for k, v in sims.items()},
@@ -59,12 +61,19 @@ def trace_figures(name: str, repeat: int) -> dict:
 
 def _median_time(call, repeat: int) -> float:
     """Median wall time of ``repeat`` calls, in seconds."""
-    times = []
+    return _median_pair(call, None, repeat)[0]
+
+
+def _median_pair(call_a, call_b, repeat: int) -> tuple[float, float]:
+    """Median wall times of ``repeat`` calls of each, taken in turn, in seconds."""
+    times: tuple[list, list] = ([], [])
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for call, out in zip((call_a, call_b), times):
+            if call is not None:
+                t0 = time.perf_counter()
+                call()
+                out.append(time.perf_counter() - t0)
+    return statistics.median(times[0]), statistics.median(times[1]) if times[1] else 0.0
 
 
 def _python(code: str, env: dict | None = None) -> str:
@@ -112,14 +121,17 @@ def bench_table(f: dict) -> Group:
     table = Table(title=f"Engine, seed 002's filter, {f['cpus']} CPUs (median of runs)",
                   title_justify="left")
     for col in ("trace", "jobs", "parse", "first call", *(f"{p} sim" for p in POLICIES),
-                *(f"{p} jobs/s" for p in POLICIES), "slurm mode (EASY-like)", "peak RSS"):
+                *(f"{p} jobs/s" for p in POLICIES), "slurm mode (EASY-like)",
+                f"slurm ÷ {POLICIES[0]}", "peak RSS"):
         table.add_column(col, justify="left" if col == "trace" else "right")
     for t in f["traces"]:
         table.add_row(t["trace"], str(t["jobs"]), f"{t['parse_s'] * 1000:.0f} ms",
                       f"{t['first_call_s'] * 1000:.0f} ms",
                       *(f"{t['sim_s'][p] * 1000:.1f} ms" for p in POLICIES),
                       *(f"{t['jobs_per_s'][p] / 1e6:.2f} M" for p in POLICIES),
-                      f"{t['slurm_easy_s'] * 1000:.0f} ms", f"{t['peak_rss_mib']:.0f} MiB")
+                      f"{t['slurm_easy_s'] * 1000:.0f} ms",
+                      f"{t['slurm_easy_s'] / t['sim_s'][POLICIES[0]]:.1f}x",
+                      f"{t['peak_rss_mib']:.0f} MiB")
     lines = [f"cold JIT compile (empty cache): {f['compile_s']:.1f} s"]
     for key in ("replay_process_s", "tune_process_s"):
         if key in f:

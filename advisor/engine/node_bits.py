@@ -39,7 +39,7 @@ def has_bit(bits, n):
     return (bits[n >> 6] >> np.uint64(n & 63)) & ONE != 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def set_range(bits, a, b):
     """Set the bits of nodes a..b-1, a word at a time."""
     while a < b:

@@ -367,8 +367,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 if unit:
                     sl = job_slot[rj]
                     for w in range(nw):
-                        fut_bits[NONZERO, w] |= job_bits[sl, w]
-                        fut_bits[FULL, w] |= job_bits[sl, w]
+                        fut_bits[NONZERO, w] |= job_bits[sl, w]  # (FULL: not read)
                 else:
                     for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
                         nd = alloc_node[i]

@@ -22,7 +22,7 @@ from numba import njit
 from advisor.engine.node_bits import FULL, NONZERO, bit_on, set_range, trailing_zeros
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(n, a, exclusive, rem_cpus, rem_nodes, out_bits, out_cpus, k):
     """Take node n offering a CPUs; returns (new k, CPUs and nodes still wanted). A node
     keeps back at least one CPU for each node still to be found (cons_tres _cpus_to_use())."""
@@ -32,7 +32,7 @@ def _take(n, a, exclusive, rem_cpus, rem_nodes, out_bits, out_cpus, k):
     return k + 1, rem_cpus - take, rem_nodes - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take_run(run_a, run_b, av, exclusive, unit, rem_cpus, rem_nodes, out_bits, out_cpus, k):
     """Take CPUs from the run of nodes run_a..run_b: the best-fit single node when one
     suffices and one node is wanted, else nodes in index order until nothing more is wanted.
@@ -64,6 +64,9 @@ def _take_run(run_a, run_b, av, exclusive, unit, rem_cpus, rem_nodes, out_bits, 
     return k, rem_cpus, rem_nodes
 
 
+FEW_RUNS = 16
+
+
 @njit(cache=True, inline="always")
 def _before(i, k, set_c):
     """Run i is taken before run k: more CPUs, then the lower index."""
@@ -84,25 +87,41 @@ def _sift_down(heap, size, x, set_c):
         x = top
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, unit, rem_cpus, out_bits,
                out_cpus):
     """The run rule for a job that wants no particular node count: the tightest run that
     suffices (the lower index among equals); failing that, the largest run is taken whole
-    and the rule applied again to the remainder. A heap of the runs (in ``heap``, scratch)
-    keeps a fragmented machine at O(runs + taken x log runs) per choice."""
-    best = -1
-    for i in range(nsets):  # most choices end here, without the heap
-        if set_c[i] >= rem_cpus and (best < 0 or set_c[i] < set_c[best]):
-            best = i
-    if best >= 0:
-        return _take_run(set_a[best], set_b[best], av, exclusive, unit, rem_cpus, 1,
-                         out_bits, out_cpus, 0)[0]
+    and the rule applied again to the remainder. A few runs are scanned again each time
+    (``heap`` flags the runs taken); on a fragmented machine a heap of the runs (in
+    ``heap``) keeps it at O(runs + taken x log runs) per choice."""
+    k, rem_nodes = 0, 1
+    if nsets <= FEW_RUNS:
+        heap[:nsets] = 0
+        while True:
+            best, big = -1, -1  # the tightest run that suffices; the largest
+            for i in range(nsets):
+                if heap[i] != 0:
+                    continue
+                c = set_c[i]
+                if c >= rem_cpus:
+                    if best < 0 or c < set_c[best]:
+                        best = i
+                elif big < 0 or c > set_c[big]:
+                    big = i
+            if best >= 0:
+                return _take_run(set_a[best], set_b[best], av, exclusive, unit, rem_cpus,
+                                 rem_nodes, out_bits, out_cpus, k)[0]
+            if big < 0:
+                return 0
+            heap[big] = 1  # it falls short: all of it is taken
+            k, rem_cpus, rem_nodes = _take_run(set_a[big], set_b[big], av, exclusive, unit,
+                                               rem_cpus, rem_nodes, out_bits, out_cpus, k)
     for x in range(nsets):
         heap[x] = x
     for x in range(nsets // 2 - 1, -1, -1):
         _sift_down(heap, nsets, x, set_c)
-    size, k, rem_nodes = nsets, 0, 1
+    size = nsets
     while size > 0:
         if set_c[heap[0]] >= rem_cpus:
             best = -1
@@ -138,7 +157,8 @@ def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_
     area; scratch: a (4, nodes) int64 work area.
     """
     set_a, set_b, set_c, set_m = scratch[0], scratch[1], scratch[2], scratch[3]
-    offered = avail_bits[FULL] if exclusive else avail_bits[NONZERO]
+    # with one CPU per node, a node with a free CPU is entirely free (FULL is not read)
+    offered = avail_bits[FULL] if exclusive and not unit else avail_bits[NONZERO]
     for w in range(usable.shape[0]):
         usable[w] = part_bits[w] & ~excl_bits[w] & offered[w]
         out_bits[w] = 0
