@@ -13,6 +13,11 @@ node"); otherwise nodes are taken in index order.
 
 ``bf_busy_nodes`` [slurm.conf(5) SchedulerParameters]: reservations for future jobs take
 nodes already in use first, leaving idle nodes to backfill (``_eval_nodes_busy()``).
+
+Node sets are bitmaps (``node_bits``): the usable nodes are partition & ~excluded & free, a
+word at a time; runs start and end where a bit differs from its neighbour; the choice is
+returned as a bitmap (with the CPUs taken per node), and with one-CPU nodes a run is taken
+as a bit range.
 """
 from __future__ import annotations
 
