@@ -20,9 +20,9 @@ Node sets (a partition's nodes, the free ones, a reservation's, a job's pick) ar
 On a machine of one-CPU nodes (a trace's) a node is free or not: the bitmaps are the whole
 state, and a running job's nodes are a bitmap in a slot of its own. The schedulers share
 their state as closures inside one compiled function: with the node bookkeeping moved
-into separate compiled functions a CTC-SP2 run was 20-40% slower (arrays passed one by one)
-or 5x slower (as one tuple), the arguments costing more than the work. That is why this
-module is longer than the others.
+into separate compiled functions a CTC-SP2 run was 20-50% slower (starts and ends only) and
+5x slower (planning's per-job helpers too), the array arguments costing more than the work.
+That is why this module is longer than the others.
 """
 from __future__ import annotations
 
