@@ -42,7 +42,7 @@ def trace_figures(name: str, repeat: int) -> dict:
     t0 = time.perf_counter()
     run(arrays, configs[POLICIES[0]])
     first = time.perf_counter() - t0
-    sims = {spec: _median_time(lambda c=config: run(arrays, c), repeat)
+    sims = {spec: _median_times(repeat, lambda c=config: run(arrays, c))[0]
             for spec, config in configs.items() if spec != POLICIES[0]}
     # the slurm mode on the trace's machine (1-CPU nodes), EASY-like Slurm defaults, timed
     # in turn with the textbook EASY so that both see the same machine load
@@ -51,29 +51,24 @@ def trace_figures(name: str, repeat: int) -> dict:
     inp = workload_input(workload, with_backfill(SchedulingConfig(),
                                                  bf_job_part_count_reserve=1))
     run_slurm(inp)
-    sims[POLICIES[0]], slurm_s = _median_pair(lambda: run(arrays, configs[POLICIES[0]]),
-                                              lambda: run_slurm(inp), repeat)
+    sims[POLICIES[0]], slurm_s = _median_times(repeat, lambda: run(arrays, configs[POLICIES[0]]),
+                                               lambda: run_slurm(inp))
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"trace": name, "jobs": len(arrays), "parse_s": parse, "first_call_s": first,
             "sim_s": sims, "jobs_per_s": {k: len(arrays) / v for k, v in sims.items()},
             "slurm_easy_s": slurm_s, "peak_rss_mib": peak_mib}
 
 
-def _median_time(call, repeat: int) -> float:
-    """Median wall time of ``repeat`` calls, in seconds."""
-    return _median_pair(call, None, repeat)[0]
-
-
-def _median_pair(call_a, call_b, repeat: int) -> tuple[float, float]:
-    """Median wall times of ``repeat`` calls of each, taken in turn, in seconds."""
-    times: tuple[list, list] = ([], [])
+def _median_times(repeat: int, *calls) -> list[float]:
+    """The median wall time of ``repeat`` calls of each, the calls taken in turn, in
+    seconds."""
+    times: list[list[float]] = [[] for _ in calls]
     for _ in range(repeat):
-        for call, out in zip((call_a, call_b), times):
-            if call is not None:
-                t0 = time.perf_counter()
-                call()
-                out.append(time.perf_counter() - t0)
-    return statistics.median(times[0]), statistics.median(times[1]) if times[1] else 0.0
+        for call, out in zip(calls, times):
+            t0 = time.perf_counter()
+            call()
+            out.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def _python(code: str, env: dict | None = None) -> str:

@@ -20,7 +20,9 @@ ONE = np.uint64(1)
 NONZERO, FULL = 0, 1  # rows of an availability bitmap: nodes with some / all CPUs free
 
 
-def words(nodes: int) -> int:
+@njit(cache=True)
+def words(nodes):
+    """Words of a bitmap of ``nodes`` nodes."""
     return (nodes + 63) // 64
 
 
@@ -32,11 +34,6 @@ def bit_on(bits, n):
 @njit(cache=True, inline="always")
 def bit_off(bits, n):
     bits[n >> 6] &= ~(ONE << np.uint64(n & 63))
-
-
-@njit(cache=True, inline="always")
-def has_bit(bits, n):
-    return (bits[n >> 6] >> np.uint64(n & 63)) & ONE != 0
 
 
 @njit(cache=True, inline="always")

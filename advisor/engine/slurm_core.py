@@ -38,7 +38,7 @@ from advisor.engine.slurm_layout import (
     CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
-                                      popcount, trailing_zeros, word_cpus)
+                                      popcount, set_range, trailing_zeros, word_cpus, words)
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
 
@@ -90,16 +90,16 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if part_nodes[p, nd]:
                 part_free[p] += node_cpus[nd]
     fut = np.empty(nn, np.int64)        # free CPUs at a future time (backfill planning)
-    touches = np.zeros(n, np.int64)     # == p + 1: held[j] counts job j's CPUs in p
+    held_for = np.zeros(n, np.int64)    # == p + 1: held[j] counts job j's CPUs in p
     held = np.zeros(n, np.int64)
     # node sets as bitmaps (node_bits): partitions, what node_free and fut offer, the nodes
     # excluded for the current test (blocked by the main scheduler, or reserved)
-    nw = (nn + 63) // 64
+    nw = words(nn)
     part_bits = np.zeros((npart, nw), np.uint64)
     for p in range(npart):
         mask_bits(part_nodes[p], part_bits[p])
     everywhere = np.zeros(nw, np.uint64)
-    mask_bits(np.ones(nn, np.uint8), everywhere)
+    set_range(everywhere, 0, nn)
     free_bits = np.zeros((2, nw), np.uint64)
     avail_bits_of(node_free, node_cpus, free_bits)
     fut_bits = np.zeros((2, nw), np.uint64)
@@ -116,7 +116,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     pick_cpus = np.ones(nn, np.int64)    # (select_nodes leaves it at 1 when unit)
     # this cycle's backfill reservations: whole nodes (res_bits) over [res_b, res_e) (F4,
     # F5); a cycle tests at most bf_max_job_test records
-    max_res = nr + 1 if cfg[C_BF_MAX_JOB_TEST] <= 0 else min(nr, cfg[C_BF_MAX_JOB_TEST]) + 1
+    max_test = cfg[C_BF_MAX_JOB_TEST]
+    max_res = nr + 1 if max_test <= 0 else min(nr, max_test) + 1
     res_b = np.empty(max_res, np.int64)
     res_e = np.empty(max_res, np.int64)
     res_bits = np.zeros((max_res, nw), np.uint64)
@@ -140,12 +141,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     calc = cfg[C_CALC_PERIOD]
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
     busy_first = cfg[C_BF_BUSY_NODES] != 0
-    max_test = cfg[C_BF_MAX_JOB_TEST]
     max_part = cfg[C_BF_MAX_JOB_PART]
     max_user = cfg[C_BF_MAX_JOB_USER]
     part_reserve = cfg[C_BF_PART_RESERVE]
-    # the backfill walk may pass over records in bulk when every record is counted as tested
-    # (no per-partition or per-user limit) and all of them are pending (one per job)
+    # a record's CPUs and its time limit in its partition; the backfill walk may pass over
+    # records in bulk when every record is counted as tested (no per-partition or per-user
+    # limit) and all of them are pending (one per job)
     rec_cpus = np.empty(nr, np.int64)
     rec_limit = np.empty(nr, np.int64)
     can_skip = max_part <= 0 and max_user <= 0
@@ -274,8 +275,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
 
     def held_in(j, p):
         """CPUs running job j holds on nodes of p (cached: an allocation does not change)."""
-        if touches[j] != p + 1:
-            touches[j] = p + 1
+        if held_for[j] != p + 1:
+            held_for[j] = p + 1
             held[j] = 0
             if unit:
                 for w in range(nw):
@@ -448,6 +449,31 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             plan_bits[:] = pick_bits
         return s
 
+    def next_startable(t, a, tested):
+        """Once no reservation is left to make, only a job that fits now can start: the
+        first queue position from a whose record might, within bf_max_job_test. A record
+        cannot if it wants more CPUs than any partition has free or (one partition) runs
+        into the earliest reservation wanting more CPUs than are free outside it."""
+        free_max = 0
+        for q in range(npart):
+            free_max = max(free_max, part_free[q])
+        first_b, first, outside = NEVER, 0, free_max
+        if npart == 1 and not count_mode:
+            for i in range(sc[S_NRES]):
+                if res_b[i] < first_b:
+                    first_b, first = res_b[i], i
+            if first_b != NEVER:
+                for w in range(nw):
+                    outside -= word_cpus(res_bits[first, w] & part_bits[0, w]
+                                         & free_bits[NONZERO, w], w, node_free, unit)
+        end = sc[S_NQ] if max_test <= 0 else min(sc[S_NQ], a + max_test - tested)
+        while a < end:
+            c = rec_cpus[queue[a]]
+            if c <= outside or (c <= free_max and t + rec_limit[queue[a]] < first_b):
+                break
+            a += 1
+        return a
+
     def backfill(t):
         """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits
         now on nodes no earlier reservation holds over its limit; otherwise it may reserve
@@ -464,29 +490,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         while True:
             a += 1
             if reserved_out == npart and can_skip and a < sc[S_NQ]:
-                # no reservation is left to make: only a job that fits now can start, so
-                # the records that cannot are passed over in one scan, counted as tested.
-                # Cannot: more CPUs than any partition has free, or (one partition) a run
-                # into the earliest reservation with more CPUs than are free outside it
-                free_max = 0
-                for q in range(npart):
-                    free_max = max(free_max, part_free[q])
-                first_b, first, outside = NEVER, 0, free_max
-                if npart == 1 and not count_mode:
-                    for i in range(sc[S_NRES]):
-                        if res_b[i] < first_b:
-                            first_b, first = res_b[i], i
-                    if first_b != NEVER:
-                        for w in range(nw):
-                            outside -= word_cpus(res_bits[first, w] & part_bits[0, w]
-                                                 & free_bits[NONZERO, w], w, node_free, unit)
-                end = sc[S_NQ] if max_test <= 0 else min(sc[S_NQ], a + max_test - tested)
-                b = a
-                while b < end:
-                    c = rec_cpus[queue[b]]
-                    if c <= outside or (c <= free_max and t + rec_limit[queue[b]] < first_b):
-                        break
-                    b += 1
+                b = next_startable(t, a, tested)  # the records passed over count as tested
                 tested += b - a
                 a = b
             if a >= sc[S_NQ]:
@@ -510,7 +514,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             tested += 1
             part_tested[p] += 1
             user_tested[u] += 1
-            d = min(jobs[LIMIT, j], part_max[p])
+            d = rec_limit[r]
             fits = jobs[CPUS, j] <= part_free[p]  # cheap test first: most jobs fail it
             if fits:
                 excl[:] = 0

@@ -69,9 +69,6 @@ def _take_run(run_a, run_b, av, exclusive, unit, rem_cpus, rem_nodes, out_bits, 
     return k, rem_cpus, rem_nodes
 
 
-FEW_RUNS = 16
-
-
 @njit(cache=True, inline="always")
 def _before(i, k, set_c):
     """Run i is taken before run k: more CPUs, then the lower index."""
@@ -97,36 +94,20 @@ def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, unit, rem_cpus, 
                out_cpus):
     """The run rule for a job that wants no particular node count: the tightest run that
     suffices (the lower index among equals); failing that, the largest run is taken whole
-    and the rule applied again to the remainder. A few runs are scanned again each time
-    (``heap`` flags the runs taken); on a fragmented machine a heap of the runs (in
-    ``heap``) keeps it at O(runs + taken x log runs) per choice."""
-    k, rem_nodes = 0, 1
-    if nsets <= FEW_RUNS:
-        heap[:nsets] = 0
-        while True:
-            best, big = -1, -1  # the tightest run that suffices; the largest
-            for i in range(nsets):
-                if heap[i] != 0:
-                    continue
-                c = set_c[i]
-                if c >= rem_cpus:
-                    if best < 0 or c < set_c[best]:
-                        best = i
-                elif big < 0 or c > set_c[big]:
-                    big = i
-            if best >= 0:
-                return _take_run(set_a[best], set_b[best], av, exclusive, unit, rem_cpus,
-                                 rem_nodes, out_bits, out_cpus, k)[0]
-            if big < 0:
-                return 0
-            heap[big] = 1  # it falls short: all of it is taken
-            k, rem_cpus, rem_nodes = _take_run(set_a[big], set_b[big], av, exclusive, unit,
-                                               rem_cpus, rem_nodes, out_bits, out_cpus, k)
+    and the rule applied again to the remainder. A heap of the runs (in ``heap``, scratch)
+    keeps a fragmented machine at O(runs + taken x log runs) per choice."""
+    best = -1
+    for i in range(nsets):  # most choices end here, without the heap
+        if set_c[i] >= rem_cpus and (best < 0 or set_c[i] < set_c[best]):
+            best = i
+    if best >= 0:
+        return _take_run(set_a[best], set_b[best], av, exclusive, unit, rem_cpus, 1,
+                         out_bits, out_cpus, 0)[0]
     for x in range(nsets):
         heap[x] = x
     for x in range(nsets // 2 - 1, -1, -1):
         _sift_down(heap, nsets, x, set_c)
-    size = nsets
+    size, k, rem_nodes = nsets, 0, 1
     while size > 0:
         if set_c[heap[0]] >= rem_cpus:
             best = -1
