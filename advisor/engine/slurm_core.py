@@ -18,11 +18,17 @@ carry CPU counts; partitions are node masks with a PriorityTier and a MaxTime (s
 Node sets (a partition's nodes, the free ones, a reservation's, a job's pick) are bitmaps
 (``node_bits``), so each start and reservation costs a few word operations per 64 nodes.
 On a machine of one-CPU nodes (a trace's) a node is free or not: the bitmaps are the whole
-state, and a running job's nodes are a bitmap in a slot of its own. The schedulers share
-their state as closures inside one compiled function: with the node bookkeeping moved
-into separate compiled functions a CTC-SP2 run was 20-50% slower (starts and ends only) and
-5x slower (planning's per-job helpers too), the array arguments costing more than the work.
-That is why this module is longer than the others.
+state, and a running job's nodes are a bitmap in a slot of its own. There a cycle's first
+reservation is found by counting free nodes, and its nodes are chosen once, at its start
+(or reused from the last cycle when the same jobs still run then); with EASY-like settings
+a cycle whose reservation could change nothing seen (no record can start, the job has
+had its first reservation) ends early. ``tests/unit/test_slurm_engine.py`` checks these
+shortcuts against the general path on a real trace.
+
+The schedulers share their state as closures inside one compiled function: with the node
+bookkeeping moved into separate compiled functions a CTC-SP2 run was 20-50% slower (starts
+and ends only) and 5x slower (planning's per-job helpers too), the array arguments costing
+more than the work. That is why this module is longer than the others.
 """
 from __future__ import annotations
 
@@ -89,6 +95,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         for nd in range(nn):
             if part_nodes[p, nd]:
                 part_free[p] += node_cpus[nd]
+    part_cpus = part_free.copy()
     fut = np.empty(nn, np.int64)        # free CPUs at a future time (backfill planning)
     held_for = np.zeros(n, np.int64)    # == p + 1: held[j] counts job j's CPUs in p
     held = np.zeros(n, np.int64)
@@ -110,6 +117,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     slots = nn if unit else 1
     job_bits = np.zeros((slots, nw), np.uint64)
     job_slot = np.zeros(n, np.int64)
+    slot_w0 = np.zeros(slots, np.int64)  # a slot's bits lie in words [slot_w0, slot_w1)
+    slot_w1 = np.zeros(slots, np.int64)
     free_slots = np.arange(slots)
     scratch = np.empty((4, nn), np.int64)
     pick_bits = np.zeros(nw, np.uint64)  # the nodes chosen last, and CPUs taken on each
@@ -132,9 +141,11 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     sc[S_NSLOTS] = slots
     cache = np.full(4, -1, np.int64)  # (overlap mask, free version, partition, CPUs)
     # the last first-of-cycle reservation: (job, free version, partition, duration, start,
-    # nodes, count-mode spare) and its nodes
-    plan = np.full(7, -1, np.int64)
+    # nodes, count-mode spare, running jobs still running at start) and its nodes; on one-CPU
+    # nodes also those running jobs
+    plan = np.full(8, -1, np.int64)
     plan_bits = np.zeros(nw, np.uint64)
+    plan_running = np.empty(nn if unit else 0, np.int64)
 
     bf_interval = cfg[C_BF_INTERVAL]
     res = max(cfg[C_BF_RESOLUTION], 1)
@@ -157,6 +168,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     # Count mode is the textbook's idealisation, not a Slurm setting: a reservation holds a
     # CPU count, not nodes, and a job may end exactly when it begins (seed 001's EASY).
     count_mode = cfg[C_COUNT_RESV] != 0
+    # EASY-like on one partition of one-CPU nodes: a cycle's only reservation ends it
+    one_reservation = unit and npart == 1 and not count_mode and part_reserve == 1
     t0 = cfg[C_T0]
 
     def start_job(j, p, t, k):
@@ -167,12 +180,18 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             sc[S_NSLOTS] -= 1
             sl = free_slots[sc[S_NSLOTS]]
             job_slot[j] = sl
+            slot_w0[sl], slot_w1[sl] = nw, 0
             for w in range(nw):
-                job_bits[sl, w] = pick_bits[w]
-                free_bits[NONZERO, w] &= ~pick_bits[w]
-                free_bits[FULL, w] &= ~pick_bits[w]
+                x = pick_bits[w]
+                if x == 0:
+                    continue
+                slot_w0[sl] = min(slot_w0[sl], w)
+                slot_w1[sl] = w + 1
+                job_bits[sl, w] = x
+                free_bits[NONZERO, w] &= ~x
+                free_bits[FULL, w] &= ~x
                 for q in range(npart):
-                    part_free[q] -= np.int64(popcount(pick_bits[w] & part_bits[q, w]))
+                    part_free[q] -= np.int64(popcount(x & part_bits[q, w]))
         else:
             a0 = sc[S_NTAKEN]
             alloc0[j] = a0
@@ -206,11 +225,13 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         state[j] = DONE
         if unit:
             sl = job_slot[j]
-            for w in range(nw):
-                free_bits[NONZERO, w] |= job_bits[sl, w]
-                free_bits[FULL, w] |= job_bits[sl, w]
+            for w in range(slot_w0[sl], slot_w1[sl]):
+                x = job_bits[sl, w]
+                job_bits[sl, w] = 0  # (the slot is clean for its next job)
+                free_bits[NONZERO, w] |= x
+                free_bits[FULL, w] |= x
                 for q in range(npart):
-                    part_free[q] += np.int64(popcount(job_bits[sl, w] & part_bits[q, w]))
+                    part_free[q] += np.int64(popcount(x & part_bits[q, w]))
             free_slots[sc[S_NSLOTS]] = sl
             sc[S_NSLOTS] += 1
         else:
@@ -279,8 +300,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             held_for[j] = p + 1
             held[j] = 0
             if unit:
-                for w in range(nw):
-                    held[j] += np.int64(popcount(job_bits[job_slot[j], w] & part_bits[p, w]))
+                sl = job_slot[j]
+                for w in range(slot_w0[sl], slot_w1[sl]):
+                    held[j] += np.int64(popcount(job_bits[sl, w] & part_bits[p, w]))
             else:
                 for i in range(alloc0[j], alloc0[j] + nalloc[j]):
                     if part_nodes[p, alloc_node[i]]:
@@ -355,15 +377,77 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         if started:
             drop_started(last)
 
+    def next_batch(ri, p, t, window, batch_end):
+        """Running jobs are released in batches, and a job may start when a batch's last one
+        ends: the first batch ends `window` after the first job's end rounded up to a
+        multiple of the window, each later one after the window has doubled until it takes
+        in the next job [src: cons_tres _will_run_test()]. Jobs without a node in p neither
+        open nor close one. The batch from rl[ri]: returns (when its last job with nodes in
+        p ends, or NEVER; the position after it; the CPUs of p it frees; the new window and
+        batch end)."""
+        q = ri
+        last = -1
+        gain = 0
+        while q < sc[S_NRL]:
+            rj = rl[q]
+            h = held_in(rj, p)
+            if h > 0:
+                if batch_end < 0:
+                    batch_end = exp_end[rj] + window - exp_end[rj] % window
+                last = exp_end[rj]
+                gain += h
+            q += 1
+            if last >= 0 and q < sc[S_NRL] and exp_end[rl[q]] > batch_end + window:
+                break
+        while True:
+            window *= 2
+            if q >= sc[S_NRL] or exp_end[rl[q]] <= batch_end + window:
+                break
+        return (NEVER if last < 0 else max(last, t + 1)), q, gain, window, batch_end
+
+    def nodes_at(j, p, s, ri):
+        """On one-CPU nodes with nothing reserved: job j's nodes at s, once rl[:ri] are
+        released. Every node is up, so a node is free at s unless a job still running then
+        holds it: when the last plan was for the same job at the same s with the same jobs
+        still running then, its nodes are the answer again (what started or ended since is
+        released by s)."""
+        still = sc[S_NRL] - ri
+        same = (plan[0] == j and plan[2] == p and plan[4] == s and plan[7] == still
+                and not busy_first)  # (bf_busy_nodes looks at the nodes in use now)
+        for i in range(still if same else 0):
+            if plan_running[i] != rl[ri + i]:
+                same = False
+                break
+        if same:
+            pick_bits[:] = plan_bits
+            sc[S_PICKED] = plan[5]
+            return
+        fut_bits[NONZERO] = free_bits[NONZERO]
+        for i in range(ri):
+            sl = job_slot[rl[i]]
+            for w in range(slot_w0[sl], slot_w1[sl]):
+                fut_bits[NONZERO, w] |= job_bits[sl, w]
+        excl[:] = 0
+        sc[S_PICKED] = pick(j, p, node_cpus, fut_bits, busy_first)
+        plan[7] = still
+        plan_running[:still] = rl[ri:sc[S_NRL]]
+
     def earliest_search(j, p, t, d):
         """F6: the earliest time from which job j fits in p for d seconds on nodes no
         reservation holds, running jobs ending at start + limit; fills pick_bits.
-        Returns NEVER if that is beyond bf_window (F5: no reservation)."""
+        Returns NEVER if that is beyond bf_window (F5: no reservation).
+
+        On one-CPU nodes with nothing reserved yet (a cycle's first reservation) the job
+        fits at s exactly when p has enough free nodes then: the count is followed alone,
+        and the nodes free at s are gathered once, at the answer (nodes_at())."""
+        by_count = unit and sc[S_NRES] == 0 and not count_mode
+        need = max(jobs[CPUS, j], jobs[MIN_NODES, j])
         # what is free at s: fut and fut_bits, or with one CPU per node fut_bits alone
         avail = node_cpus if unit else fut
         if not unit:
             fut[:] = node_free
-        fut_bits[:] = free_bits
+        if not by_count:
+            fut_bits[:] = free_bits
         tot = part_free[p]
         horizon = t + cfg[C_BF_WINDOW]
         ri = 0
@@ -374,9 +458,11 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             while ri < sc[S_NRL] and max(exp_end[rl[ri]], t + 1) <= s:
                 rj = rl[ri]
                 tot += held_in(rj, p)
-                if unit:
+                if by_count:
+                    pass
+                elif unit:
                     sl = job_slot[rj]
-                    for w in range(nw):
+                    for w in range(slot_w0[sl], slot_w1[sl]):
                         fut_bits[NONZERO, w] |= job_bits[sl, w]  # (FULL: not read)
                 else:
                     for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
@@ -384,7 +470,11 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                         fut[nd] += alloc_cpus[i]
                         note_free(fut_bits, nd, fut[nd], node_cpus[nd])
                 ri += 1
-            if count_mode:
+            if by_count:
+                if need <= tot:
+                    nodes_at(j, p, s, ri)
+                    return s
+            elif count_mode:
                 if jobs[CPUS, j] <= tot and count_allows(jobs[CPUS, j], s, s + d, False):
                     sc[S_PICKED] = 0
                     res_spare[sc[S_NRES]] = tot - jobs[CPUS, j]  # free at s, beyond the need
@@ -399,29 +489,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if ri < sc[S_NRL] and (count_mode or window <= 0):
                 s_next = max(exp_end[rl[ri]], t + 1)
             elif ri < sc[S_NRL]:
-                # Running jobs are released in batches, and the job may start when a batch's
-                # last one ends: the first batch ends `window` after the first job's end
-                # rounded up to a multiple of the window, each later one after the window
-                # has doubled until it takes in the next job [src: cons_tres
-                # _will_run_test()]. Jobs without a node in p neither open nor close one.
-                q = ri
-                last = -1
-                while q < sc[S_NRL]:
-                    rj = rl[q]
-                    if held_in(rj, p) > 0:
-                        if batch_end < 0:
-                            batch_end = exp_end[rj] + window - exp_end[rj] % window
-                        last = exp_end[rj]
-                    q += 1
-                    if (last >= 0 and q < sc[S_NRL]
-                            and exp_end[rl[q]] > batch_end + window):
-                        break
-                while True:
-                    window *= 2
-                    if q >= sc[S_NRL] or exp_end[rl[q]] <= batch_end + window:
-                        break
-                if last >= 0:
-                    s_next = max(last, t + 1)
+                s_next, q, gain, window, batch_end = next_batch(ri, p, t, window, batch_end)
+                if by_count:
+                    # the batch's jobs are released at its end at once: the ones with nodes
+                    # in p end by then, the others free none of p's
+                    tot += gain
+                    ri = q
             for i in range(sc[S_NRES]):
                 if s < res_e[i] < s_next:
                     s_next = res_e[i]
@@ -473,6 +546,23 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 break
             a += 1
         return a
+
+    def surely_reserves(j, t):
+        """With one-CPU nodes and nothing reserved yet, job j gets a reservation when the
+        last running job is released within bf_window, if p holds enough nodes: the
+        search's last step frees them all."""
+        last = t + 1 if sc[S_NRL] == 0 else max(exp_end[rl[sc[S_NRL] - 1]], t + 1)
+        return (max(jobs[CPUS, j], jobs[MIN_NODES, j]) <= part_cpus[0]
+                and last <= t + cfg[C_BF_WINDOW])
+
+    def nothing_fits(a):
+        """Every pending record from queue position a wants more CPUs than its partition
+        has free: none of them can start now."""
+        for b in range(a, sc[S_NQ]):
+            r = queue[b]
+            if state[rec_job[r]] == QUEUED and rec_cpus[r] <= part_free[rec_part[r]]:
+                return False
+        return True
 
     def backfill(t):
         """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits
@@ -544,6 +634,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 continue
             if cfg[C_BF_ONE_RESV] and got_resv[j] == sc[S_CYCLE]:
                 continue
+            if one_reservation and first_resv[j] >= 0 and surely_reserves(j, t) and \
+                    nothing_fits(a + 1):
+                break  # the reservation would change nothing seen: no record can start
             s = earliest(j, p, t, d)
             if s == NEVER:
                 continue

@@ -15,9 +15,10 @@ node"); otherwise nodes are taken in index order.
 nodes already in use first, leaving idle nodes to backfill (``_eval_nodes_busy()``).
 
 Node sets are bitmaps (``node_bits``): the usable nodes are partition & ~excluded & free, a
-word at a time; runs start and end where a bit differs from its neighbour; the choice is
-returned as a bitmap (with the CPUs taken per node), and with one-CPU nodes a run is taken
-as a bit range.
+word at a time; runs start and end where a bit differs from its neighbour, and the tightest
+sufficient run is kept as they are found (a run of exactly the CPUs wanted ends the scan);
+the choice is returned as a bitmap (with the CPUs taken per node), and with one-CPU nodes a
+run is taken as a bit range.
 """
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def _before(i, k, set_c):
     return set_c[i] > set_c[k] or (set_c[i] == set_c[k] and i < k)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sift_down(heap, size, x, set_c):
     while True:
         top, left = x, 2 * x + 1
@@ -92,17 +93,11 @@ def _sift_down(heap, size, x, set_c):
 @njit(cache=True, inline="always")
 def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, unit, rem_cpus, out_bits,
                out_cpus):
-    """The run rule for a job that wants no particular node count: the tightest run that
-    suffices (the lower index among equals); failing that, the largest run is taken whole
-    and the rule applied again to the remainder. A heap of the runs (in ``heap``, scratch)
-    keeps a fragmented machine at O(runs + taken x log runs) per choice."""
-    best = -1
-    for i in range(nsets):  # most choices end here, without the heap
-        if set_c[i] >= rem_cpus and (best < 0 or set_c[i] < set_c[best]):
-            best = i
-    if best >= 0:
-        return _take_run(set_a[best], set_b[best], av, exclusive, unit, rem_cpus, 1,
-                         out_bits, out_cpus, 0)[0]
+    """The run rule for a job that wants no particular node count when no single run
+    suffices: the largest run is taken whole and the rule applied again to the remainder
+    (the tightest run that suffices, the lower index among equals). A heap of the runs (in
+    ``heap``, scratch) keeps a fragmented machine at O(runs + taken x log runs) per
+    choice."""
     for x in range(nsets):
         heap[x] = x
     for x in range(nsets // 2 - 1, -1, -1):
@@ -164,39 +159,53 @@ def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_
                         return k
         return 0
     # runs of consecutive usable nodes (set_a/set_b: first and last node; set_c/set_m: their
-    # CPUs and nodes); inside a run every node offers avail[n] (all of it when exclusive)
+    # CPUs and nodes); inside a run every node offers avail[n] (all of it when exclusive).
+    # For a job that wants no node count the tightest sufficient run (the first among
+    # equals) is found on the way: one of exactly the CPUs wanted ends the search.
     nsets = 0
-    nb = 0
+    total = 0
+    best = -1
     nw = usable.shape[0]
+    run_a = -1  # the open run's first node
     for w in range(nw):
         x = usable[w]
         if x == 0:
             continue
         # a run starts where a bit is set and the one below is not, and ends where the one
-        # above is not, across word boundaries; the i-th start pairs with the i-th end
+        # above is not, across word boundaries; starts and ends alternate
         below = usable[w - 1] >> np.uint64(63) if w > 0 else np.uint64(0)
         above = (usable[w + 1] & np.uint64(1)) << np.uint64(63) if w + 1 < nw else np.uint64(0)
         starts = x & ~((x << np.uint64(1)) | below)
         ends = x & ~((x >> np.uint64(1)) | above)
-        while starts != 0:
-            set_a[nsets] = w * 64 + np.int64(trailing_zeros(starts))
-            nsets += 1
-            starts &= starts - np.uint64(1)
-        while ends != 0:
-            set_b[nb] = w * 64 + np.int64(trailing_zeros(ends))
-            nb += 1
+        while starts != 0 or (ends != 0 and run_a >= 0):
+            if run_a < 0:
+                run_a = w * 64 + np.int64(trailing_zeros(starts))
+                starts &= starts - np.uint64(1)
+                continue
+            b = w * 64 + np.int64(trailing_zeros(ends))
             ends &= ends - np.uint64(1)
-    for i in range(nsets):
-        m = set_b[i] - set_a[i] + 1
-        set_m[i] = m
-        if unit:
-            set_c[i] = m
-        else:
-            c = 0
-            for x in range(set_a[i], set_b[i] + 1):
-                c += avail[x]
-            set_c[i] = c
+            m = b - run_a + 1
+            c = m
+            if not unit:
+                c = 0
+                for n in range(run_a, b + 1):
+                    c += avail[n]
+            set_a[nsets], set_b[nsets], set_c[nsets], set_m[nsets] = run_a, b, c, m
+            run_a = -1
+            total += c
+            if rem_nodes <= 1 and c >= rem_cpus and (best < 0 or c < set_c[best]):
+                best = nsets
+            nsets += 1
+            if best == nsets - 1 and c == rem_cpus:
+                break
+        if best >= 0 and set_c[best] == rem_cpus:
+            break
     if rem_nodes <= 1:
+        if best >= 0:
+            return _take_run(set_a[best], set_b[best], avail, exclusive, unit, rem_cpus, 1,
+                             out_bits, out_cpus, 0)[0]
+        if total < rem_cpus:
+            return 0
         return _from_runs(nsets, set_a, set_b, set_c, set_m, avail, exclusive, unit,
                           rem_cpus, out_bits, out_cpus)
     while nsets > 0:

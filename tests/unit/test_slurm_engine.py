@@ -204,3 +204,29 @@ def test_no_job_overlaps_capacity(busy):
                     + [(s + r, 0, -p) for s, r, p in zip(start, runtime, procs) if r > 0])
     use = np.cumsum([e[2] for e in events])
     assert use.max() <= workload.machine.procs
+
+
+@pytest.mark.parametrize("changes", [dict(bf_job_part_count_reserve=1),
+                                     dict(bf_job_part_count_reserve=3),
+                                     dict(bf_job_part_count_reserve=1, bf_busy_nodes=True)])
+def test_one_cpu_node_shortcuts_give_the_general_answer(changes):
+    """On one-CPU nodes the core keeps node sets as bitmaps alone and takes shortcuts (a
+    first reservation found by counting nodes, reused while the same jobs still run at its
+    start; an EASY-like cycle ended when nothing can start). The same trace with one spare
+    2-CPU node in a partition of its own takes the general path: every start and first
+    reservation must be the same."""
+    workload = read_swf(resolve_trace("KTH-SP2"),
+                        cleaning=CleaningOptions(drop_overruns=True, drop_oversize=True))
+    fast = workload_input(workload, with_backfill(SchedulingConfig(), **changes))
+    nodes = len(fast.node_cpus)
+    part_nodes = np.zeros((2, nodes + 1), np.uint8)
+    part_nodes[0, :nodes] = fast.part_nodes[0]
+    part_nodes[1, nodes] = 1
+    general = replace(fast, node_cpus=np.append(fast.node_cpus, 2), part_nodes=part_nodes,
+                      part_tier=np.append(fast.part_tier, 1),
+                      part_max=np.append(fast.part_max, fast.part_max[0]))
+    start, resv = run_slurm(fast)
+    assert (resv >= 0).sum() > 2000  # reservations were made, and compared
+    general_start, general_resv = run_slurm(general)
+    assert np.array_equal(start, general_start)
+    assert np.array_equal(resv, general_resv)
