@@ -458,17 +458,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             while ri < sc[S_NRL] and max(exp_end[rl[ri]], t + 1) <= s:
                 rj = rl[ri]
                 tot += held_in(rj, p)
-                if by_count:
-                    pass
-                elif unit:
-                    sl = job_slot[rj]
-                    for w in range(slot_w0[sl], slot_w1[sl]):
-                        fut_bits[NONZERO, w] |= job_bits[sl, w]  # (FULL: not read)
-                else:
+                if not unit:
                     for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
                         nd = alloc_node[i]
                         fut[nd] += alloc_cpus[i]
                         note_free(fut_bits, nd, fut[nd], node_cpus[nd])
+                elif not by_count:  # (counting alone: nodes_at() gathers them at the end)
+                    sl = job_slot[rj]
+                    for w in range(slot_w0[sl], slot_w1[sl]):
+                        fut_bits[NONZERO, w] |= job_bits[sl, w]  # (FULL: not read)
                 ri += 1
             if by_count:
                 if need <= tot:
