@@ -127,6 +127,21 @@ def history(since: int, until: int | None = None,
     return workload_from_sacct(slurm_json.sacct_records(doc), name="slurm", procs=procs)
 
 
+def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.DataFrame:
+    """Jobs that ran and ended since an epoch, as the advisor's history table
+    (``advisor.futures.HISTORY_COLUMNS``; epoch seconds, limits in seconds, -1 unknown)."""
+    from advisor.futures import HISTORY_COLUMNS
+    args = ["sacct", "--json", "--allusers", "--allocations", "--starttime",
+            _sacct_time(since)]
+    doc = slurm_json.load(commands.run(*args), "sacct --json")
+    rows = [{"user": r["user"], "submit": r["submit"], "runtime": r["end"] - r["start"],
+             "limit": -1 if r["limit"] is None else r["limit"],
+             "cpus": r["alloc_cpus"] or r["req_cpus"], "nodes": max(r["nodes"], 1),
+             "partition": r["partition"].split(",")[0]}
+            for r in slurm_json.sacct_records(doc) if r["start"] and r["end"] and r["submit"]]
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
 def workload_from_sacct(records: list[dict], name: str = "slurm",
                         procs: int | None = None) -> Workload:
     """sacct records -> the SWF table. Only jobs that started and ended are kept (counted

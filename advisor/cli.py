@@ -8,6 +8,8 @@ Exit codes:
   3  a source is unavailable: a file that cannot be read or written, a Slurm command
      that fails, times out or is missing (slurmctld or slurmdbd down)
   4  an optional extra is missing (the message names the pip command)
+  5  another run holds the lock (recommend)
+  10 recommend: a change is recommended (0: keep the configuration in effect)
   130 interrupted
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ from rich.console import Console
 
 from advisor.errors import AdvisorError, BadInput, MissingExtra
 
-EXIT_OK, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 130
+EXIT_OK, EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED = 0, 1, 10, 130
 
 
 def _trace_options(p: argparse.ArgumentParser) -> None:
@@ -100,6 +102,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, help="pending jobs shown")
     p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+
+    p = sub.add_parser("recommend", help="simulate candidate configurations from a snapshot "
+                       "and recommend the change that wins (exit 10) or none (exit 0)")
+    _source_options(p)
+    p.add_argument("--policy", default="easy:FCFS:FCFS", metavar="SPEC",
+                   help="swf sources: the policy the trace is replayed under (in effect)")
+    p.add_argument("--candidate", action="append", metavar="SPEC", help="simulate this "
+                   "policy (repeatable; default: the grid of 'advisor policies')")
+    p.add_argument("--objective", default="avg_bsld",
+                   help="avg_bsld (default), avg_wait, p95_wait or utilization")
+    p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
+    p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
+    p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
+                   "to this factor of the current configuration's (default 1.5)")
+    p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
+                   "(default 0.05)")
+    p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "
+                   "must hold in (default 0.75)")
+    p.add_argument("--trigger", type=float, metavar="T", help="seed 000: simulate only when "
+                   "the queue's bounded slowdown exceeds T")
+    p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
+                   "that futures are drawn from (default 4)")
+    p.add_argument("--executor", default="auto", choices=["auto", "serial", "process",
+                                                          "ray"],
+                   help="where simulations run (auto: Ray if installed, else processes)")
+    p.add_argument("--workers", type=int, help="local workers (default: all cores)")
+    p.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster "
+                   "(default: an embedded local one)")
+    p.add_argument("--store", metavar="DB", help="SQLite history (default: "
+                   "$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite)")
+    p.add_argument("--no-store", action="store_true", help="do not record this run")
+    p.add_argument("--lock", metavar="FILE", help="lock file that keeps two runs from "
+                   "overlapping (default: the store's path with .lock)")
+    p.add_argument("--write", metavar="DIR", help="write advisor.conf, job_submit.lua and "
+                   "commands.sh of the recommended change into DIR (atomically)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+    p = sub.add_parser("report", help="the admin's view: past recommendations")
+    p.add_argument("--store", metavar="DB", help="SQLite history (default as recommend)")
+    p.add_argument("--last", type=int, default=20, help="runs listed")
+    p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("history", help="finished jobs from slurmdbd (sacct) as an SWF trace")
     p.add_argument("--from", dest="source", default="slurm", choices=["slurm"],
@@ -207,7 +251,7 @@ def cmd_tune(args, out: Console) -> int:
                   transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("simulating weeks", total=None)
         result = tune(workload, weeks=args.weeks, seed=args.seed, thresholds=thresholds,
-                      estimates=estimates, executor=make_executor(args.workers),
+                      estimates=estimates, executor=make_executor(args.workers, "process"),
                       on_progress=lambda d, t: progress.update(task, completed=d, total=t))
     if args.plot:
         from adapters.files import atomic_write
@@ -270,6 +314,85 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
         raise BadInput(f"'{text}' is not a date; write e.g. 2026-11-01T12:00") from None
 
 
+def cmd_recommend(args, out: Console) -> int:
+    from adapters.sources import SourceOptions, snapshot_and_history
+    from advisor.plugins import parse_duration
+    from advisor.recommend import Settings, recommend
+    from advisor.report import recommendation_view
+    from advisor.runner import make_executor
+    from advisor.scenario import site_epoch
+    from advisor.slurmconf import change_for
+    from advisor.store import Store, default_path, run_lock
+    settings = Settings(objective=args.objective, samples=args.samples,
+                        horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
+                        min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
+                        history_weeks=args.history_weeks,
+                        specs=tuple(args.candidate) if args.candidate else None)
+    settings.check()
+    store = None if args.no_store else Store(args.store)
+    lock = Path(args.lock) if args.lock else (store.path if store else
+                                              default_path()).with_suffix(".lock")
+    with run_lock(lock):
+        snap, history = snapshot_and_history(
+            args.source, SourceOptions(commands=_commands(args), policy=args.policy),
+            settings.history_weeks)
+        previous = store.last_recommended(args.source) if store else None
+        executor = make_executor(args.workers, args.executor, args.ray_address)
+        try:
+            with _progress("simulating") as progress:
+                task = progress.add_task("simulating", total=None)
+                rec = recommend(snap, history, settings, executor, previous,
+                                lambda d, t: progress.update(task, completed=d, total=t))
+        finally:
+            executor.close()
+        chosen = rec.candidates[rec.chosen]
+        change = change_for(chosen, snap, site_epoch(snap)) if rec.change else None
+        code = EXIT_CHANGE if rec.change else EXIT_OK
+        doc = {**rec.as_dict(), "source": args.source,
+               "change_detail": change.as_dict() if change else None}
+        if args.write and change is not None:
+            _write_change(Path(args.write), change)
+        if store:
+            store.record(doc, args.source, code)
+            store.close()
+    if args.json:
+        _emit_json(doc)
+    else:
+        out.print(recommendation_view(snap, rec, change))
+    return code
+
+
+def _write_change(directory: Path, change) -> None:
+    from adapters.files import atomic_write
+    directory.mkdir(parents=True, exist_ok=True)
+    atomic_write(directory / "advisor.conf", change.fragment)
+    if change.script:
+        atomic_write(directory / "job_submit.lua", change.script)
+    atomic_write(directory / "commands.sh", "#!/bin/sh\nset -e\n"
+                 + "".join(c + "\n" for c in change.commands))
+
+
+def _progress(what: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    err = Console(stderr=True)
+    return Progress("[progress.description]{task.description}", BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
+                    disable=not err.is_terminal)
+
+
+def cmd_report(args, out: Console) -> int:
+    from advisor.report import history_view
+    from advisor.store import Store
+    store = Store(args.store)
+    runs = store.runs(args.last)
+    store.close()
+    if args.json:
+        _emit_json({"store": str(store.path), "runs": runs})
+    else:
+        out.print(history_view(runs))
+    return EXIT_OK
+
+
 def cmd_policies(args, out: Console) -> int:
     from advisor.report import policies_dict, policies_table
     if args.json:
@@ -290,6 +413,7 @@ def cmd_bench(args, out: Console) -> int:
 
 
 COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "snapshot": cmd_snapshot,
+            "recommend": cmd_recommend, "report": cmd_report,
             "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench}
 
 

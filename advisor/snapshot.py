@@ -26,6 +26,7 @@ from advisor.engine import (
     make_arrays,
     run,
 )
+from advisor.candidates import slurm_candidate
 from advisor.engine.structures import order_key
 from advisor.errors import BadInput
 from advisor.model import (
@@ -119,11 +120,16 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
                       for k, i in enumerate(pending))
     source = {"kind": "swf", "trace": workload.source, "policy": policy.spec,
               "engine": "textbook", "estimates": estimates.label}
+    config = SchedulingConfig()
+    try:  # the Slurm configuration that stands for the policy, when Slurm can express it
+        config = slurm_candidate(policy, config, machine).config
+    except BadInput:
+        source["config"] = "Slurm's defaults (the policy has no Slurm form)"
     if workload.header.unix_start_time is not None:
         source["unix_start_time"] = str(workload.header.unix_start_time)
     return Snapshot(time=int(time), machine=machine, running=run_jobs,
                     pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),
-                    config=SchedulingConfig(), source=source)
+                    config=config, source=source)
 
 
 def trace_machine(workload: Workload) -> Cluster:

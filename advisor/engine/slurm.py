@@ -229,22 +229,14 @@ def workload_input(workload: Workload, config: SchedulingConfig,
     table[NREC] = 1
     table[FIXED_PRIO] = -1
     multifactor = config.priority_type == "priority/multifactor"
+    rec = np.arange(n, dtype=np.int64)
     if multifactor:
-        static = config.priority_weight_job_size * job_size(
-            arrays.procs, arrays.procs, table[LIMIT] // 60, len(cluster.nodes), cluster.cpus,
-            config.priority_favor_small, "SMALL_RELATIVE_TO_TIME" in config.priority_flags)
-        static = static + config.priority_weight_partition * partition_factor(
-            cluster.partitions[0], cluster, config)
-        for name, w in config.priority_weight_tres.items():
-            count = {"cpu": arrays.procs, "node": arrays.procs}.get(name.lower(), 0)
-            if not no_normal_tres(config):
-                count = np.asarray(count) / cluster.cpus
-            static = static + w * count
+        static = _static(config, cluster, cluster.partitions, table, rec, np.zeros(n, np.int64))
     else:
         table[FIXED_PRIO] = BASIC_FIRST - np.arange(n)
         static = 0.0
-    return SlurmInput(table, np.arange(n, dtype=np.int64), np.zeros(n, np.int64),
-                      np.zeros(n) + static, node_cpus, part_nodes,
+    return SlurmInput(table, rec, np.zeros(n, np.int64), np.zeros(n) + static, node_cpus,
+                      part_nodes,
                       tier, pmax, config_vector(config, count_reservations=count_reservations,
                                     will_run_batches=will_run_batches),
                       float(config.priority_weight_age) if multifactor else 0.0,
@@ -257,3 +249,51 @@ def with_backfill(config: SchedulingConfig, **changes) -> SchedulingConfig:
     return replace(config, backfill=replace(config.backfill, **changes))
 
 
+
+
+def _static(config: SchedulingConfig, cluster: Cluster, parts, table: np.ndarray,
+            rec_job: np.ndarray, rec_part: np.ndarray) -> np.ndarray:
+    """Per record, the job-size, partition and TRES terms of the priority (§1.1), for whole
+    arrays. The job-size factor divides by the limit the job plans with (its own, else its
+    partition's DefaultTime or MaxTime)."""
+    cpus, nodes = table[CPUS][rec_job], np.maximum(table[MIN_NODES][rec_job], 1)
+    if not (table[MIN_NODES] > 0).any():  # a trace's jobs: one CPU per node
+        nodes = cpus
+    static = config.priority_weight_job_size * job_size(
+        nodes, cpus, table[LIMIT][rec_job] // 60, len(cluster.nodes), cluster.cpus,
+        config.priority_favor_small, "SMALL_RELATIVE_TO_TIME" in config.priority_flags)
+    factor = np.array([partition_factor(p, cluster, config) for p in parts])
+    static = static + config.priority_weight_partition * factor[rec_part]
+    cpu_of = {n.name: n.cpus for n in cluster.nodes}
+    totals = {"cpu": np.array([sum(cpu_of.get(x, 0) for x in p.nodes) for p in parts]),
+              "node": np.array([len(p.nodes) for p in parts])}
+    for name, w in config.priority_weight_tres.items():
+        key = name.lower()
+        if key not in totals:
+            continue  # a TRES the snapshot does not know (licences, GRES): factor 0
+        count = (cpus if key == "cpu" else nodes).astype(np.float64)
+        if not no_normal_tres(config):
+            count = count / np.maximum(totals[key][rec_part], 1)
+        static = static + w * count
+    return static
+
+
+def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
+                 extra: np.ndarray) -> SlurmInput:
+    """The same jobs and machine under another priority/multifactor configuration (a
+    candidate's): every record's static priority recomputed, plus ``extra`` per job (the
+    site factor and any other constant term, minus nice), and the scheduler settings of
+    ``config`` with the timing flags of ``inp``."""
+    if config.priority_type != "priority/multifactor":
+        raise BadInput("under_config needs a priority/multifactor configuration")
+    parts = [p for p in cluster.partitions if p.state == "UP"] or list(cluster.partitions)
+    jobs = inp.jobs.copy()
+    jobs[FIXED_PRIO] = -1
+    static = _static(config, cluster, parts, jobs, inp.rec_job, inp.rec_part)
+    cfg = config_vector(config, int(inp.cfg[C_T0]), bool(inp.cfg[C_FIRST_PASS]),
+                        bool(inp.cfg[C_COUNT_RESV]), bool(inp.cfg[C_END_LATENCY]),
+                        bool(inp.cfg[C_WILL_RUN_WINDOW]))
+    cfg[C_T0] = inp.cfg[C_T0]
+    return replace(inp, jobs=jobs, rec_static=static + extra[inp.rec_job], cfg=cfg,
+                   w_age=float(config.priority_weight_age),
+                   max_age=float(max(config.priority_max_age, 1)))

@@ -106,3 +106,39 @@ def test_bench_prints_every_figure():
         assert t["jobs"] > 20000 and t["parse_s"] > 0 and t["peak_rss_mib"] > 0
         assert set(t["sim_s"]) == {"easy:FCFS:FCFS", "easy:SPF:SPF"}
     assert doc["compile_s"] > 0 and doc["replay_process_s"]["seconds"] > 0
+
+
+def test_recommend_exit_code_json_store_and_lock(tmp_path):
+    store = tmp_path / "advisor.sqlite"
+    args = ("recommend", "--from", "swf:KTH-SP2@150d", "--candidate", "easy:SPF",
+            "--candidate", "conservative:LCFS", "--samples", "3", "--executor", "serial",
+            "--store", str(store), "--write", str(tmp_path / "out"), "--json")
+    done = advisor(*args)
+    assert done.returncode in (0, 10), done.stderr
+    doc = json.loads(done.stdout)
+    assert (done.returncode == 10) == doc["change"]
+    assert [c["spec"] for c in doc["candidates"]] == ["current", "easy:SPF",
+                                                      "conservative:LCFS"]
+    if doc["change"]:
+        conf = (tmp_path / "out" / "advisor.conf").read_text()
+        assert conf == doc["change_detail"]["fragment"]
+    report = advisor("report", "--store", str(store), "--json")
+    runs = json.loads(report.stdout)["runs"]
+    assert len(runs) == 1 and runs[0]["exit_code"] == done.returncode
+
+    import fcntl
+    with open(store.with_suffix(".lock"), "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        busy = advisor(*args)
+    assert busy.returncode == 5 and "another advisor run" in busy.stderr
+    assert busy.stdout == ""
+
+
+def test_recommend_bad_input_is_one_line_and_exit_2(tmp_path):
+    done = advisor("recommend", "--from", "swf:KTH-SP2@150d", "--objective", "speed",
+                   "--no-store")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "unknown objective 'speed'" in done.stderr
+    done = advisor("recommend", "--from", "swf:KTH-SP2@150d", "--candidate", "easy:EXP",
+                   "--no-store", "--lock", str(tmp_path / "l"))
+    assert done.returncode == 2 and "no form of EXP" in done.stderr

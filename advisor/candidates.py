@@ -1,0 +1,116 @@
+"""Candidates in Slurm's terms: each candidate policy *is* the configuration that enacts it.
+
+A ``Candidate`` holds the full ``SchedulingConfig`` it would put in effect and the site-factor
+rule its job_submit.lua would apply; the simulator plays exactly that (engine slurm mode),
+and ``advisor.slurmconf`` renders exactly that. Each part comes from the policy plugins'
+``to_slurm`` (ordering, backfill, threshold), with its fidelity and caveats. The
+configuration in effect is candidate 0, ``current``: simulated as it is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.errors import BadInput
+from advisor.model import Cluster, SchedulingConfig, Snapshot
+from advisor.plugins import plugin
+from advisor.policy import Policy, parse_policy
+
+CURRENT = "current"
+#: the grid simulated by default: every ordering Slurm can express, four reservation depths
+#: (EASY, 2, 4, conservative) and, for orderings with a key, three starvation ramps
+ORDERINGS = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF")
+BACKFILLS = ("easy", "depth:k=2", "depth:k=4", "conservative")
+RAMPS = ("4h", "12h", "24h")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    spec: str                     # a policy spec (easy:SPF:T=12h), or "current"
+    label: str
+    config: SchedulingConfig
+    site: object | None = None    # policies.ordering.SiteRule, or None: keep site factors
+    fidelity: str = "exact"       # how faithfully Slurm enacts the named policy
+    caveats: tuple[str, ...] = ()
+
+    @property
+    def is_current(self) -> bool:
+        return self.spec == CURRENT
+
+    def as_dict(self) -> dict:
+        return {"spec": self.spec, "label": self.label, "fidelity": self.fidelity,
+                "caveats": list(self.caveats),
+                "site_factor": self.site.name if self.site else None}
+
+
+def current_candidate(config: SchedulingConfig) -> Candidate:
+    return Candidate(CURRENT, "in effect", config, None, "exact",
+                     ("the configuration in effect; pending jobs keep their site factors and "
+                      "new jobs get none",))
+
+
+def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster) -> Candidate:
+    """The Slurm form of ``policy`` over ``base`` (the configuration in effect: settings a
+    candidate does not name stay as they are). BadInput if Slurm cannot express it."""
+    if policy.secondary != policy.primary and policy.backfill not in ("none",
+                                                                     "conservative"):
+        raise BadInput(f"{policy.label}: Slurm backfills in its one priority order, so the "
+                       "backfill ordering must equal the primary one (MAPPING.md §2)")
+    ordering = plugin("ordering", policy.primary)
+    form = ordering.to_slurm(base, cluster)
+    if form is None:
+        raise BadInput(f"{policy.label}: Slurm has no form of {policy.primary.upper()} "
+                       "ordering (it would need a site-factor plugin)")
+    config, slurm = form
+    fidelity, caveats = slurm.fidelity, list(slurm.caveats)
+    config, fid, cav = plugin("backfill", policy.backfill).to_slurm(config,
+                                                                   policy.backfill_params)
+    fidelity = _worst(fidelity, fid)
+    caveats += cav
+    if policy.threshold:
+        band = slurm.age_band(cluster)
+        if band <= 0:
+            raise BadInput(f"{policy.label}: a threshold on {policy.primary.upper()} has no "
+                           "Slurm form (all priorities are equal: age alone would order)")
+        config, fid, cav = plugin("threshold", policy.threshold).to_slurm(
+            config, policy.threshold_params, band)
+        fidelity = _worst(fidelity, fid)
+        caveats += cav
+    return Candidate(policy.spec, policy.label, config, slurm.site, fidelity, tuple(caveats))
+
+
+def _worst(a: str, b: str) -> str:
+    order = ("exact", "approximate", "none")
+    return order[max(order.index(a), order.index(b))]
+
+
+def grid_specs() -> list[str]:
+    specs = []
+    for order in ORDERINGS:
+        for bf in BACKFILLS:
+            name, _, extra = bf.partition(":")
+            base = f"{name}:{order}" + (f":{extra}" if extra else "")
+            specs.append(base)
+            if order != "FCFS":
+                specs += [f"{base}:T={r}" for r in RAMPS]
+    return specs
+
+
+def candidates_for(snapshot: Snapshot, specs: list[str] | None = None) -> list[Candidate]:
+    """The configuration in effect, then each spec's Slurm form (default: the grid).
+    Candidates identical to the one in effect are left out."""
+    out = [current_candidate(snapshot.config)]
+    seen = [(snapshot.config, None)]   # configs hold dicts: compared, not hashed
+    for spec in specs or grid_specs():
+        c = slurm_candidate(parse_policy(spec), snapshot.config, snapshot.machine)
+        key = (c.config, c.site.name if c.site else None)
+        if key not in seen:
+            seen.append(key)
+            out.append(c)
+    return out
+
+
+def policy_config(spec: str, cluster: Cluster,
+                  base: SchedulingConfig = SchedulingConfig()) -> SchedulingConfig:
+    """The Slurm configuration of a policy spec over ``base`` (used to label a trace's
+    snapshot with the configuration its replay stands for)."""
+    return slurm_candidate(parse_policy(spec), base, cluster).config

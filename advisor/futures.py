@@ -1,0 +1,156 @@
+"""What the advisor cannot know at decision time, drawn from the site's history.
+
+Nothing here looks at the future: a ``History`` holds only jobs that had *finished* by the
+snapshot's time (sacct, or a trace replayed up to that moment), and every draw comes from it.
+
+* ``RuntimeModel``: a job's actual runtime is its time limit times a ratio drawn from the
+  ratios (actual / requested) of the same user's finished jobs, or of everyone's when the
+  user has fewer than ``min_jobs``. A running job's draw is conditioned on the time it has
+  already run: only ratios that would still have it running are eligible.
+* ``ArrivalSampler``: the jobs submitted over the horizon, by seed 002's user-week
+  resampling (§4.1): every user of the recent weeks contributes the submissions of one of
+  their weeks drawn at random (a week they were idle contributes nothing), shifted to start
+  at the snapshot's time. Resampled jobs keep their own limit, size and actual runtime.
+
+``draw_sample`` puts both together into one ``FutureSample``; its seed alone decides it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from advisor.model import SECONDS_PER_WEEK, Job, Snapshot, Workload
+
+#: the columns of a history table (times in the snapshot's clock, durations in seconds)
+HISTORY_COLUMNS = ("user", "submit", "runtime", "limit", "cpus", "nodes", "partition")
+#: users with fewer finished jobs than this borrow everyone's ratios
+MIN_JOBS = 5
+#: ids of sampled arrivals start here, far above any real job id
+ARRIVAL_ID0 = 1 << 40
+
+
+def history_from_workload(workload: Workload, until: int, exclude: set[int] = frozenset(),
+                          partition: str = "", offset: int = 0) -> pd.DataFrame:
+    """The jobs of a trace that finished by ``until`` (in the trace's clock + ``offset``),
+    leaving out ``exclude`` (the snapshot's running and pending jobs)."""
+    jobs = workload.jobs
+    end = jobs["submit"] + jobs["wait"].clip(lower=0) + jobs["runtime"].clip(lower=0)
+    done = (jobs["submit"] + offset <= until) & ~jobs["job_id"].isin(list(exclude))
+    done &= (jobs["runtime"] >= 0) & ((jobs["wait"] < 0) | (end + offset <= until))
+    past = jobs[done]
+    return pd.DataFrame({
+        "user": past["user"].astype(str), "submit": past["submit"] + offset,
+        "runtime": past["runtime"], "limit": past["req_time"], "cpus": past["procs"],
+        "nodes": past["procs"], "partition": partition}).reset_index(drop=True)
+
+
+class RuntimeModel:
+    """Actual/requested runtime ratios from history, per user with a population fallback."""
+
+    def __init__(self, history: pd.DataFrame, min_jobs: int = MIN_JOBS):
+        known = history[(history["limit"] > 0) & (history["runtime"] >= 0)]
+        ratio = np.clip(known["runtime"].to_numpy(float) / known["limit"].to_numpy(float),
+                        0.0, 1.0)  # Slurm ends a job at its limit: overruns count as 1
+        self.population = np.sort(ratio)
+        self.by_user = {}
+        for user, idx in known.groupby("user").indices.items():
+            if len(idx) >= min_jobs:
+                self.by_user[str(user)] = np.sort(ratio[idx])
+
+    @property
+    def jobs(self) -> int:
+        return int(len(self.population))
+
+    def draw(self, user: str, limit: int, elapsed: int, rng: np.random.Generator) -> int:
+        """A total runtime in (elapsed, limit] for a job that has run ``elapsed`` seconds.
+        With no ratio that keeps it running, the job runs to its limit."""
+        if limit <= 0:
+            return max(elapsed + 1, 1)
+        for ratios in (self.by_user.get(user), self.population):
+            if ratios is None or len(ratios) == 0:
+                continue
+            # ratios r with r * limit > elapsed: the job has not ended yet
+            k = int(np.searchsorted(ratios, elapsed / limit, side="right"))
+            if k < len(ratios):
+                r = ratios[k + int(rng.integers(len(ratios) - k))]
+                return int(min(max(int(np.ceil(r * limit)), elapsed + 1, 1), limit))
+        return int(max(limit, elapsed + 1))
+
+
+class ArrivalSampler:
+    """Seed 002's user-week resampling over the ``weeks`` whole weeks before ``now``."""
+
+    def __init__(self, history: pd.DataFrame, now: int, weeks: int = 4):
+        self.now = now
+        self.weeks = max(1, weeks)
+        begin = now - self.weeks * SECONDS_PER_WEEK
+        recent = history[(history["submit"] >= begin) & (history["submit"] < now)]
+        recent = recent.sort_values(["submit"], kind="mergesort")
+        week = ((recent["submit"] - begin) // SECONDS_PER_WEEK).to_numpy()
+        self.offset = (recent["submit"] - begin).to_numpy() - week * SECONDS_PER_WEEK
+        self.cols = {c: recent[c].to_numpy() for c in HISTORY_COLUMNS}
+        self.cells = {}
+        groups = recent.assign(week=week).reset_index(drop=True).groupby(["user", "week"])
+        for (user, w), idx in groups.indices.items():
+            self.cells[(str(user), int(w))] = idx
+        self.users = sorted({u for u, _ in self.cells})
+
+    def draw(self, horizon: int, rng: np.random.Generator
+             ) -> tuple[list[Job], dict[int, int]]:
+        """The jobs submitted in (now, now + horizon] and their actual runtimes: one drawn
+        week per user per week of horizon."""
+        out = []
+        for block in range(-(-horizon // SECONDS_PER_WEEK)):
+            weeks = rng.integers(self.weeks, size=len(self.users))
+            for user, w in zip(self.users, weeks):
+                for i in self.cells.get((user, int(w)), ()):
+                    submit = self.now + block * SECONDS_PER_WEEK + int(self.offset[i]) + 1
+                    if submit <= self.now + horizon:
+                        out.append((submit, user, i))
+        out.sort()
+        c = self.cols
+        jobs, runtimes = [], {}
+        for k, (submit, user, i) in enumerate(out):
+            limit = int(c["limit"][i]) if c["limit"][i] > 0 else None
+            part = str(c["partition"][i])
+            jobs.append(Job(job_id=ARRIVAL_ID0 + k, user=user, partition=part,
+                            partitions=(part,), cpus=int(c["cpus"][i]), state="PENDING",
+                            submit_time=submit, eligible_time=submit, time_limit=limit,
+                            nodes=int(c["nodes"][i])))
+            runtimes[ARRIVAL_ID0 + k] = int(c["runtime"][i])
+        return jobs, runtimes
+
+
+@dataclass(frozen=True)
+class FutureSample:
+    """One possible future: every job's actual runtime, and the jobs yet to arrive."""
+
+    seed: int
+    runtimes: dict[int, int]
+    arrivals: tuple[Job, ...]
+
+
+def draw_sample(snapshot: Snapshot, history: pd.DataFrame, horizon: int, seed: int,
+                limit_of, runtimes: RuntimeModel | None = None,
+                arrivals: ArrivalSampler | None = None) -> FutureSample:
+    """The runtimes of the snapshot's jobs and the arrivals over ``horizon``, all drawn with
+    ``seed``. ``limit_of(job)`` is the limit Slurm plans with (seconds)."""
+    rng = np.random.default_rng(seed)
+    runtimes = runtimes or RuntimeModel(history)
+    arrivals = arrivals or ArrivalSampler(history, snapshot.time)
+    out = {}
+    for job in (*snapshot.running, *snapshot.pending):
+        elapsed = snapshot.time - job.start_time if job.state == "RUNNING" else 0
+        out[job.job_id] = runtimes.draw(job.user, limit_of(job), max(elapsed, 0), rng)
+    default = next((p.name for p in snapshot.machine.partitions if p.default),
+                   snapshot.machine.partitions[0].name if snapshot.machine.partitions else "")
+    names = {p.name for p in snapshot.machine.partitions}
+    new, new_runtimes = arrivals.draw(horizon, rng)
+    # a partition that no longer exists (or a trace's): the default partition
+    new = [j if j.partition in names else replace(j, partition=default, partitions=(default,))
+           for j in new]
+    out.update(new_runtimes)
+    return FutureSample(seed, out, tuple(new))
+

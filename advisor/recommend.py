@@ -1,0 +1,192 @@
+"""From a snapshot to a recommendation: simulate every candidate on the same sampled
+futures, compare each with the configuration in effect sample by sample, keep what is
+within the risk limits, and recommend a change only when it clearly wins.
+
+A candidate wins when, against the configuration in effect over the same samples:
+* its objective is better by at least ``min_gain`` (relative, on the samples' mean), and
+  better in at least ``min_wins`` of the samples;
+* its MaxWait and p95 wait (means over samples) are at most ``risk`` times the current ones
+  (plus ``RISK_SLACK`` seconds, so that a near-empty queue's few seconds cannot veto).
+Hysteresis: when the last stored recommendation still wins, a different winner replaces it
+only if it beats it by another ``min_gain``. Seed 000's trigger (optional): simulate only
+when the queue's bounded slowdown now exceeds ``trigger``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from advisor.candidates import Candidate, candidates_for
+from advisor.engine.slurm import job_limit
+from advisor.errors import BadInput
+from advisor.futures import ArrivalSampler, RuntimeModel, draw_sample
+from advisor.metrics import bounded_slowdown
+from advisor.model import Snapshot
+from advisor.runner import Executor, SerialExecutor
+from advisor.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch
+
+OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
+RISK_SLACK = 60.0
+#: candidates per task: a task is one sample under this many candidates
+BATCH = 24
+
+
+@dataclass(frozen=True)
+class Settings:
+    objective: str = "avg_bsld"
+    samples: int = 8
+    horizon: int = 86400
+    seed: int = 0
+    risk: float = 1.5
+    min_gain: float = 0.05
+    min_wins: float = 0.75
+    trigger: float | None = None
+    history_weeks: int = 4
+    specs: tuple[str, ...] | None = None   # None: the default grid
+
+    def check(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise BadInput(f"unknown objective '{self.objective}'; use one of "
+                           f"{', '.join(OBJECTIVES)}")
+        if self.samples < 1 or self.horizon < 60:
+            raise BadInput("--samples must be at least 1 and --horizon at least 60 s")
+        if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
+            raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    snapshot_time: int
+    settings: Settings
+    candidates: list[Candidate]
+    results: np.ndarray          # (candidates, samples, metrics)
+    chosen: int                  # index into candidates; 0 = keep the configuration
+    reason: str
+    queue_bsld: float
+    triggered: bool = True
+    history_jobs: int = 0
+    table: list[dict] = field(default_factory=list)
+
+    @property
+    def change(self) -> bool:
+        return self.chosen != 0
+
+    def as_dict(self) -> dict:
+        return {"snapshot_time": self.snapshot_time, "change": self.change,
+                "chosen": self.candidates[self.chosen].as_dict(), "reason": self.reason,
+                "queue_bsld": self.queue_bsld, "triggered": self.triggered,
+                "history_jobs": self.history_jobs,
+                "settings": {k: v for k, v in vars(self.settings).items()},
+                "candidates": self.table}
+
+
+def queue_slowdown(snapshot: Snapshot) -> float:
+    """Seed 000's trigger measure, from what is known now: the mean bounded slowdown the
+    pending jobs would have if they started now and ran to their limits."""
+    if not snapshot.pending:
+        return 1.0
+    wait = np.array([snapshot.time - j.submit_time for j in snapshot.pending], float)
+    limit = np.array([job_limit(j, snapshot.machine) for j in snapshot.pending], float)
+    return float(bounded_slowdown(np.maximum(wait, 0), limit).mean())
+
+
+def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Settings(),
+              executor: Executor | None = None, previous: str | None = None,
+              on_progress: Callable[[int, int], None] | None = None) -> Recommendation:
+    """Simulate, compare, decide. ``history``: finished jobs (``advisor.futures``);
+    ``previous``: the spec recommended last time (hysteresis)."""
+    settings.check()
+    candidates = candidates_for(snapshot, list(settings.specs) if settings.specs else None)
+    qb = queue_slowdown(snapshot)
+    empty = np.zeros((len(candidates), 0, len(METRICS)))
+    if settings.trigger is not None and qb <= settings.trigger:
+        return Recommendation(snapshot.time, settings, candidates, empty, 0,
+                              f"queue bounded slowdown {qb:.2f} is within the trigger "
+                              f"{settings.trigger:g}: nothing simulated", qb, False,
+                              len(history))
+    results = simulate(snapshot, history, candidates, settings, executor, on_progress)
+    chosen, reason, table = decide(candidates, results, settings, previous)
+    return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
+                          True, len(history), table)
+
+
+def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
+             settings: Settings, executor: Executor | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Every candidate on every sample: (candidates, samples, metrics)."""
+    runtimes = RuntimeModel(history)
+    arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
+    epoch = site_epoch(snapshot)
+    tasks, where = [], []
+    for s in range(settings.samples):
+        sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
+                             lambda j: job_limit(j, snapshot.machine), runtimes, arrivals)
+        for c0 in range(0, len(candidates), BATCH):
+            tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
+                              settings.horizon, epoch))
+            where.append((s, c0))
+    results = np.zeros((len(candidates), settings.samples, len(METRICS)))
+    executor = executor or SerialExecutor()
+    for done, (i, out) in enumerate(executor.map_unordered(evaluate, tasks), start=1):
+        s, c0 = where[i]
+        results[c0:c0 + out.shape[0], s] = out
+        if on_progress:
+            on_progress(done, len(tasks))
+    return results
+
+
+def _seed(seed: int, sample: int) -> int:
+    """Sample k's own seed: independent streams, the same for every candidate."""
+    return int(np.random.SeedSequence([seed, sample]).generate_state(1)[0])
+
+
+def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
+           previous: str | None = None) -> tuple[int, str, list[dict]]:
+    k = METRICS.index(settings.objective)
+    sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
+    obj = sign * results[:, :, k]                 # lower is better from here on
+    base = obj[0]
+    mean = obj.mean(axis=1)
+    scale = max(abs(float(mean[0])), 1e-9)
+    gain = (mean[0] - mean) / scale               # relative improvement of the means
+    wins = (obj < base).mean(axis=1)
+    max_wait = results[:, :, METRICS.index("max_wait")].mean(axis=1)
+    p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
+    limit_max = settings.risk * max_wait[0] + RISK_SLACK
+    limit_p95 = settings.risk * p95[0] + RISK_SLACK
+    safe = (max_wait <= limit_max) & (p95 <= limit_p95)
+    ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
+    ok[0] = False
+    table = []
+    for i, c in enumerate(candidates):
+        row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
+               "gain": float(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
+               "eligible": bool(ok[i])}
+        for m, name in enumerate(METRICS):
+            row[name] = float(results[i, :, m].mean())
+            row[name + "_sd"] = float(results[i, :, m].std())
+        table.append(row)
+    if not ok.any():
+        best = int(np.argmax(np.where(np.arange(len(gain)) > 0, gain, -np.inf))) \
+            if len(gain) > 1 else 0
+        why = "no candidate beats the configuration in effect"
+        if best:
+            why += (f" by {settings.min_gain:.0%} in {settings.min_wins:.0%} of the samples "
+                    f"within the risk limits (best: {candidates[best].label}, "
+                    f"{gain[best]:+.1%}, wins {wins[best]:.0%}, "
+                    f"{'safe' if safe[best] else 'over a risk limit'})")
+        return 0, why, table
+    order = np.where(ok, mean, np.inf)
+    chosen = int(np.argmin(order))
+    prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
+    if prev is not None and ok[prev] and prev != chosen:
+        if (mean[prev] - mean[chosen]) / scale < settings.min_gain:
+            return prev, (f"{candidates[prev].label} (recommended last time) still wins "
+                          f"({gain[prev]:+.1%}); {candidates[chosen].label} is not better "
+                          f"by {settings.min_gain:.0%} (hysteresis)"), table
+    return chosen, (f"{candidates[chosen].label}: {settings.objective} {gain[chosen]:+.1%} "
+                    f"against the configuration in effect, better in {wins[chosen]:.0%} "
+                    f"of {results.shape[1]} samples, within the risk limits"), table

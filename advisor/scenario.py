@@ -1,0 +1,93 @@
+"""A scenario: (snapshot, candidate, future sample, horizon, seed) -> what would happen.
+
+Every candidate is played on the same samples (a paired comparison). ``evaluate`` runs one
+sample under every candidate of a batch, in the engine's slurm mode, from the snapshot's
+exact state; it is pure (the sample's seed decided the sample) and is what the runner ships
+to its workers.
+
+Measured over the jobs the decision can still affect: those pending at the snapshot and
+those arriving over the horizon (each job is followed until it starts, even after the
+horizon). Utilisation is over the horizon itself, running jobs included.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.candidates import Candidate
+from advisor.engine.slurm import job_limit, run_slurm, slurm_input, under_config
+from advisor.engine.slurm_layout import CPUS, LIMIT, RUNTIME, SUBMIT
+from advisor.futures import FutureSample
+from advisor.metrics import bounded_slowdown
+from advisor.model import Snapshot
+from policies.ordering import LCFS_EPOCH
+
+#: what each simulation reports, in this order (waits in seconds)
+METRICS = ("avg_bsld", "avg_wait", "p95_wait", "max_wait", "utilization", "unstarted")
+#: lower is better, except utilisation
+HIGHER_IS_BETTER = frozenset({"utilization"})
+
+
+@dataclass(frozen=True)
+class Task:
+    """One sample under a batch of candidates: the unit a worker runs."""
+
+    snapshot: Snapshot
+    candidates: tuple[Candidate, ...]
+    sample: FutureSample
+    horizon: int
+    epoch: int            # the site-factor clock's origin (see ``site_epoch``)
+
+
+def site_epoch(snapshot: Snapshot) -> int:
+    """LCFS's site factor counts seconds from LCFS_EPOCH on a live cluster (epoch clock);
+    a trace's clock starts at 0 and needs no offset."""
+    return LCFS_EPOCH if snapshot.time > LCFS_EPOCH else 0
+
+
+def evaluate(task: Task) -> np.ndarray:
+    """Metrics of every candidate of the task: shape (candidates, len(METRICS))."""
+    snap, sample = task.snapshot, task.sample
+    jobs = (*snap.running, *snap.pending, *sample.arrivals)
+    base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
+    by_id = {j.job_id: j for j in jobs}
+    order = [by_id[i] for i in base.job_ids]
+    submit = np.array([j.submit_time for j in order], np.int64)
+    minutes = np.array([job_limit(j, snap.machine) // 60 for j in order], np.int64)
+    nice = np.array([j.nice for j in order], np.float64)
+    pending = np.array([j.state != "RUNNING" for j in order])
+    out = np.zeros((len(task.candidates), len(METRICS)))
+    for c, cand in enumerate(task.candidates):
+        if cand.is_current:
+            inp = base
+        else:
+            site = np.zeros(len(order))
+            if cand.site is not None:
+                site = cand.site.values(submit, minutes, task.epoch).astype(np.float64)
+            inp = under_config(base, cand.config, snap.machine, site - nice)
+        start, _ = run_slurm(inp)
+        out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
+    return out
+
+
+def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
+            cpus: int) -> np.ndarray:
+    """One row of METRICS for a simulated scenario (see the module docstring)."""
+    jobs = inp.jobs
+    started = start >= 0
+    scope = pending & started
+    wait = (start - jobs[SUBMIT])[scope]
+    runtime = np.minimum(jobs[RUNTIME], jobs[LIMIT])
+    row = np.zeros(len(METRICS))
+    if wait.size:
+        row[0] = bounded_slowdown(wait, runtime[scope]).mean()
+        row[1] = wait.mean()
+        row[2] = np.percentile(wait, 95)
+        row[3] = wait.max()
+    end = np.where(started, start + runtime, t0)
+    busy = np.clip(np.minimum(end, t0 + horizon) - np.maximum(np.where(started, start, t0),
+                                                               t0), 0, None)
+    row[4] = float((busy * jobs[CPUS]).sum()) / max(cpus * horizon, 1)
+    row[5] = int((pending & ~started).sum())
+    return row

@@ -1,0 +1,107 @@
+"""The history of recommendations, in SQLite, and the lock that keeps runs from overlapping.
+
+One table, ``runs``: when, from which source, what was recommended (the spec, or none),
+the exit code, and the whole JSON document (evidence included). The default database is
+``$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite`` (``~/.local/state/...``).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from advisor.errors import AdvisorError, SourceUnavailable
+
+SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,           -- epoch seconds of the run
+    source TEXT NOT NULL,
+    snapshot_time INTEGER NOT NULL,
+    change INTEGER NOT NULL,       -- 1: a change was recommended
+    spec TEXT,                     -- the recommended candidate's spec (NULL: keep)
+    label TEXT,
+    exit_code INTEGER NOT NULL,
+    doc TEXT NOT NULL              -- the run's JSON document
+)"""
+
+
+class Busy(AdvisorError):
+    """Another run holds the lock."""
+
+    exit_code = 5
+
+
+def default_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return Path(state) / "slurm-policy-advisor" / "advisor.sqlite"
+
+
+class Store:
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path) if path else default_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path)
+            self.db.execute(SCHEMA)
+            self.db.commit()
+        except (OSError, sqlite3.Error) as e:
+            raise SourceUnavailable(f"store {self.path}: {e} (pass --store PATH to a "
+                                    "writable file)") from None
+
+    def record(self, doc: dict, source: str, exit_code: int, now: int | None = None) -> int:
+        chosen = doc.get("chosen") or {}
+        change = bool(doc.get("change"))
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs (at, source, snapshot_time, change, spec, label, exit_code,"
+                " doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (int(now if now is not None else time.time()), source,
+                 int(doc.get("snapshot_time", 0)), int(change),
+                 chosen.get("spec") if change else None,
+                 chosen.get("label") if change else None, exit_code,
+                 json.dumps(doc, default=list)))
+        return int(cur.lastrowid)
+
+    def last_recommended(self, source: str | None = None) -> str | None:
+        """The spec of the most recent run that recommended a change."""
+        sql = "SELECT spec FROM runs WHERE change = 1"
+        args: tuple = ()
+        if source:
+            sql += " AND source = ?"
+            args = (source,)
+        row = self.db.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
+        return row[0] if row else None
+
+    def runs(self, limit: int = 20) -> list[dict]:
+        rows = self.db.execute(
+            "SELECT id, at, source, snapshot_time, change, spec, label, exit_code FROM runs "
+            "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        keys = ("id", "at", "source", "snapshot_time", "change", "spec", "label", "exit_code")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+@contextmanager
+def run_lock(path: str | os.PathLike):
+    """Hold an exclusive lock on ``path`` for the duration, or raise Busy at once."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")
+    except OSError as e:
+        raise SourceUnavailable(f"lock file {path}: {e} (pass --lock PATH)") from None
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(f"another advisor run holds {path}; this one stops (it runs again "
+                       "at its next schedule)") from None
+        yield
+    finally:
+        handle.close()

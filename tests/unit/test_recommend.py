@@ -1,0 +1,102 @@
+"""Candidates in Slurm's terms, the decision rule, the emitted change and the executors."""
+import numpy as np
+import pytest
+
+from advisor.candidates import candidates_for, slurm_candidate
+from advisor.policy import parse_policy
+from advisor.recommend import Settings, decide, simulate
+from advisor.runner import ProcessExecutor, SerialExecutor
+from advisor.scenario import METRICS
+from advisor.slurmconf import change_for, conf_lines
+from tests.unit.test_futures import _setup
+from tests.conftest import bundled
+
+
+def _results(objective_rows, max_wait=None):
+    """(candidates, samples, metrics) with the given avg_bsld per sample."""
+    obj = np.array(objective_rows, float)
+    out = np.zeros(obj.shape + (len(METRICS),))
+    out[:, :, 0] = obj
+    out[:, :, METRICS.index("max_wait")] = 1000 if max_wait is None else \
+        np.array(max_wait, float)[:, None]
+    return out
+
+
+def _cands(n):
+    snap, _ = _setup(bundled("KTH-SP2", False))
+    return candidates_for(snap, ["easy:SPF", "easy:LCFS", "easy:SQF"])[:n]
+
+
+def test_a_clear_win_is_recommended_and_a_small_or_unsteady_one_is_not():
+    cands = _cands(3)
+    s = Settings()
+    # SPF 20% better in all samples; LCFS 30% better on average but only in half of them
+    res = _results([[10, 10, 10, 10], [8, 8, 8, 8], [4, 4, 11, 11]])
+    chosen, why, table = decide(cands, res, s)
+    assert chosen == 1 and table[1]["wins"] == 1.0 and table[2]["wins"] == 0.5
+    assert decide(cands, _results([[10] * 4, [9.8] * 4, [11] * 4]), s)[0] == 0  # 2% < 5%
+
+
+def test_risk_limits_veto_a_candidate_whose_max_wait_grows_too_much():
+    cands = _cands(3)
+    res = _results([[10] * 4, [5] * 4, [8] * 4], max_wait=[1000, 1600, 1400])
+    chosen, _, table = decide(cands, res, Settings(risk=1.5))
+    assert not table[1]["safe"] and chosen == 2
+
+
+def test_hysteresis_keeps_the_previous_recommendation_unless_clearly_beaten():
+    cands = _cands(3)
+    res = _results([[10] * 4, [8] * 4, [7.8] * 4])
+    assert decide(cands, res, Settings())[0] == 2
+    assert decide(cands, res, Settings(), previous=cands[1].spec)[0] == 1
+    res = _results([[10] * 4, [8] * 4, [6] * 4])
+    assert decide(cands, res, Settings(), previous=cands[1].spec)[0] == 2
+
+
+def test_the_emitted_fragment_is_the_simulated_configuration():
+    snap, _ = _setup(bundled("KTH-SP2", False))
+    for spec in ("easy:SPF", "conservative:LQF", "depth:SQF:k=4:T=12h", "none:FCFS"):
+        cand = slurm_candidate(parse_policy(spec), snap.config, snap.machine)
+        change = change_for(cand, snap)
+        lines = dict(conf_lines(snap.config))
+        for line in change.fragment.splitlines():
+            if not line.startswith("#"):
+                key, _, value = line.partition("=")
+                lines[key] = value
+        want = conf_lines(cand.config)
+        if cand.site:
+            want["JobSubmitPlugins"] = "lua"
+            assert "job_desc.site_factor" in change.script
+        assert lines == want, spec
+
+
+def test_spf_site_factors_rank_pending_jobs_by_limit():
+    snap, _ = _setup(bundled("KTH-SP2", False))
+    cand = slurm_candidate(parse_policy("easy:SPF"), snap.config, snap.machine)
+    change = change_for(cand, snap)
+    site = {int(c.split()[2].split("=")[1]): int(c.split()[3].split("=")[1])
+            for c in change.commands if c.startswith("scontrol update")}
+    limits = {j.job_id: j.time_limit for j in snap.pending}
+    assert len(site) == len(snap.pending) > 5
+    ranked = sorted(site, key=lambda i: -site[i])
+    assert [limits[i] // 60 for i in ranked] == sorted(limits[i] // 60 for i in ranked)
+    with pytest.raises(Exception, match="no form"):
+        slurm_candidate(parse_policy("easy:EXP"), snap.config, snap.machine)
+
+
+def test_every_executor_gives_the_same_results():
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    cands = candidates_for(snap)[:30]
+    s = Settings(samples=3, horizon=43200, seed=5)
+    serial = simulate(snap, hist, cands, s, SerialExecutor())
+    assert serial.shape == (30, 3, len(METRICS)) and serial[:, :, 0].min() >= 1
+    assert len({tuple(r) for r in serial[:, 0, :4]}) > 3  # the candidates differ
+    np.testing.assert_array_equal(serial, simulate(snap, hist, cands, s, ProcessExecutor(2)))
+    ray = pytest.importorskip("ray")
+    from advisor.runner import RayExecutor
+    ex = RayExecutor(2)
+    try:
+        np.testing.assert_array_equal(serial, simulate(snap, hist, cands, s, ex))
+    finally:
+        ex.close()
+    assert not ray.is_initialized()
