@@ -249,8 +249,6 @@ def with_backfill(config: SchedulingConfig, **changes) -> SchedulingConfig:
     return replace(config, backfill=replace(config.backfill, **changes))
 
 
-
-
 def _static(config: SchedulingConfig, cluster: Cluster, parts, table: np.ndarray,
             rec_job: np.ndarray, rec_part: np.ndarray) -> np.ndarray:
     """Per record, the job-size, partition and TRES terms of the priority (§1.1), for whole
