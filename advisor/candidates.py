@@ -108,9 +108,3 @@ def candidates_for(snapshot: Snapshot, specs: list[str] | None = None) -> list[C
             out.append(c)
     return out
 
-
-def policy_config(spec: str, cluster: Cluster,
-                  base: SchedulingConfig = SchedulingConfig()) -> SchedulingConfig:
-    """The Slurm configuration of a policy spec over ``base`` (used to label a trace's
-    snapshot with the configuration its replay stands for)."""
-    return slurm_candidate(parse_policy(spec), base, cluster).config

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -232,8 +233,6 @@ def cmd_replay(args, out: Console) -> int:
 
 
 def cmd_tune(args, out: Console) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from advisor.plugins import parse_duration
     from advisor.report import tune_table
     from advisor.runner import make_executor
@@ -245,14 +244,10 @@ def cmd_tune(args, out: Console) -> int:
         import importlib.util
         if importlib.util.find_spec("matplotlib") is None:
             raise MissingExtra("matplotlib", "plot")
-    err = Console(stderr=True)
-    with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                  transient=True, disable=not err.is_terminal) as progress:
-        task = progress.add_task("simulating weeks", total=None)
+    with _progress("simulating weeks") as on_progress:
         result = tune(workload, weeks=args.weeks, seed=args.seed, thresholds=thresholds,
                       estimates=estimates, executor=make_executor(args.workers, "process"),
-                      on_progress=lambda d, t: progress.update(task, completed=d, total=t))
+                      on_progress=on_progress)
     if args.plot:
         from adapters.files import atomic_write
         from advisor.plots import tune_png
@@ -339,10 +334,8 @@ def cmd_recommend(args, out: Console) -> int:
         previous = store.last_recommended(args.source) if store else None
         executor = make_executor(args.workers, args.executor, args.ray_address)
         try:
-            with _progress("simulating") as progress:
-                task = progress.add_task("simulating", total=None)
-                rec = recommend(snap, history, settings, executor, previous,
-                                lambda d, t: progress.update(task, completed=d, total=t))
+            with _progress("simulating") as on_progress:
+                rec = recommend(snap, history, settings, executor, previous, on_progress)
         finally:
             executor.close()
         chosen = rec.candidates[rec.chosen]
@@ -372,12 +365,16 @@ def _write_change(directory: Path, change) -> None:
                  + "".join(c + "\n" for c in change.commands))
 
 
+@contextmanager
 def _progress(what: str):
+    """A progress bar on stderr (when it is a terminal); yields on_progress(done, total)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     err = Console(stderr=True)
-    return Progress("[progress.description]{task.description}", BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
-                    disable=not err.is_terminal)
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
+                  disable=not err.is_terminal) as progress:
+        task = progress.add_task(what, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 def cmd_report(args, out: Console) -> int:

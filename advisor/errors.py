@@ -34,6 +34,12 @@ class SourceUnavailable(AdvisorError):
     exit_code = 3
 
 
+class Busy(AdvisorError):
+    """Another run holds the lock (exit code 5)."""
+
+    exit_code = 5
+
+
 class MissingExtra(AdvisorError):
     """An optional dependency is not installed."""
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from advisor.engine.slurm import job_limit
 from advisor.model import SECONDS_PER_WEEK, Job, Snapshot, Workload
 
 #: the columns of a history table (times in the snapshot's clock, durations in seconds)
@@ -32,16 +33,16 @@ ARRIVAL_ID0 = 1 << 40
 
 
 def history_from_workload(workload: Workload, until: int, exclude: set[int] = frozenset(),
-                          partition: str = "", offset: int = 0) -> pd.DataFrame:
-    """The jobs of a trace that finished by ``until`` (in the trace's clock + ``offset``),
-    leaving out ``exclude`` (the snapshot's running and pending jobs)."""
+                          partition: str = "") -> pd.DataFrame:
+    """The jobs of a trace that finished by ``until`` (the trace's clock), leaving out
+    ``exclude`` (the snapshot's running and pending jobs)."""
     jobs = workload.jobs
     end = jobs["submit"] + jobs["wait"].clip(lower=0) + jobs["runtime"].clip(lower=0)
-    done = (jobs["submit"] + offset <= until) & ~jobs["job_id"].isin(list(exclude))
-    done &= (jobs["runtime"] >= 0) & ((jobs["wait"] < 0) | (end + offset <= until))
+    done = (jobs["submit"] <= until) & ~jobs["job_id"].isin(list(exclude))
+    done &= (jobs["runtime"] >= 0) & ((jobs["wait"] < 0) | (end <= until))
     past = jobs[done]
     return pd.DataFrame({
-        "user": past["user"].astype(str), "submit": past["submit"] + offset,
+        "user": past["user"].astype(str), "submit": past["submit"],
         "runtime": past["runtime"], "limit": past["req_time"], "cpus": past["procs"],
         "nodes": past["procs"], "partition": partition}).reset_index(drop=True)
 
@@ -58,10 +59,6 @@ class RuntimeModel:
         for user, idx in known.groupby("user").indices.items():
             if len(idx) >= min_jobs:
                 self.by_user[str(user)] = np.sort(ratio[idx])
-
-    @property
-    def jobs(self) -> int:
-        return int(len(self.population))
 
     def draw(self, user: str, limit: int, elapsed: int, rng: np.random.Generator) -> int:
         """A total runtime in (elapsed, limit] for a job that has run ``elapsed`` seconds.
@@ -133,17 +130,18 @@ class FutureSample:
 
 
 def draw_sample(snapshot: Snapshot, history: pd.DataFrame, horizon: int, seed: int,
-                limit_of, runtimes: RuntimeModel | None = None,
+                runtimes: RuntimeModel | None = None,
                 arrivals: ArrivalSampler | None = None) -> FutureSample:
     """The runtimes of the snapshot's jobs and the arrivals over ``horizon``, all drawn with
-    ``seed``. ``limit_of(job)`` is the limit Slurm plans with (seconds)."""
+    ``seed``; a job's runtime is at most the limit Slurm plans with (``job_limit``)."""
     rng = np.random.default_rng(seed)
     runtimes = runtimes or RuntimeModel(history)
     arrivals = arrivals or ArrivalSampler(history, snapshot.time)
     out = {}
     for job in (*snapshot.running, *snapshot.pending):
         elapsed = snapshot.time - job.start_time if job.state == "RUNNING" else 0
-        out[job.job_id] = runtimes.draw(job.user, limit_of(job), max(elapsed, 0), rng)
+        out[job.job_id] = runtimes.draw(job.user, job_limit(job, snapshot.machine),
+                                        max(elapsed, 0), rng)
     default = next((p.name for p in snapshot.machine.partitions if p.default),
                    snapshot.machine.partitions[0].name if snapshot.machine.partitions else "")
     names = {p.name for p in snapshot.machine.partitions}

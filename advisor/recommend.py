@@ -13,7 +13,7 @@ when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -79,7 +79,7 @@ class Recommendation:
                 "chosen": self.candidates[self.chosen].as_dict(), "reason": self.reason,
                 "queue_bsld": self.queue_bsld, "triggered": self.triggered,
                 "history_jobs": self.history_jobs,
-                "settings": {k: v for k, v in vars(self.settings).items()},
+                "settings": asdict(self.settings),
                 "candidates": self.table}
 
 
@@ -123,7 +123,7 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
     tasks, where = [], []
     for s in range(settings.samples):
         sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
-                             lambda j: job_limit(j, snapshot.machine), runtimes, arrivals)
+                             runtimes, arrivals)
         for c0 in range(0, len(candidates), BATCH):
             tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
                               settings.horizon, epoch))
@@ -170,8 +170,7 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
             row[name + "_sd"] = float(results[i, :, m].std())
         table.append(row)
     if not ok.any():
-        best = int(np.argmax(np.where(np.arange(len(gain)) > 0, gain, -np.inf))) \
-            if len(gain) > 1 else 0
+        best = 1 + int(np.argmax(gain[1:])) if len(gain) > 1 else 0
         why = "no candidate beats the configuration in effect"
         if best:
             why += (f" by {settings.min_gain:.0%} in {settings.min_wins:.0%} of the samples "

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.candidates import Candidate
-from advisor.engine.slurm import job_limit, run_slurm, slurm_input, under_config
-from advisor.engine.slurm_layout import CPUS, LIMIT, RUNTIME, SUBMIT
+from advisor.engine.slurm import run_slurm, slurm_input, under_config
+from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
 from advisor.futures import FutureSample
 from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
@@ -49,20 +49,17 @@ def site_epoch(snapshot: Snapshot) -> int:
 def evaluate(task: Task) -> np.ndarray:
     """Metrics of every candidate of the task: shape (candidates, len(METRICS))."""
     snap, sample = task.snapshot, task.sample
-    jobs = (*snap.running, *snap.pending, *sample.arrivals)
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
-    by_id = {j.job_id: j for j in jobs}
-    order = [by_id[i] for i in base.job_ids]
-    submit = np.array([j.submit_time for j in order], np.int64)
-    minutes = np.array([job_limit(j, snap.machine) // 60 for j in order], np.int64)
-    nice = np.array([j.nice for j in order], np.float64)
-    pending = np.array([j.state != "RUNNING" for j in order])
+    submit, minutes = base.jobs[SUBMIT], base.jobs[LIMIT] // 60
+    pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
+    nice_of = {j.job_id: j.nice for j in snap.pending if j.nice}
+    nice = np.array([nice_of.get(int(i), 0) for i in base.job_ids], np.float64)
     out = np.zeros((len(task.candidates), len(METRICS)))
     for c, cand in enumerate(task.candidates):
         if cand.is_current:
             inp = base
         else:
-            site = np.zeros(len(order))
+            site = np.zeros(len(base))
             if cand.site is not None:
                 site = cand.site.values(submit, minutes, task.epoch).astype(np.float64)
             inp = under_config(base, cand.config, snap.machine, site - nice)

@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from advisor.errors import AdvisorError, SourceUnavailable
+from advisor.errors import Busy, SourceUnavailable
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -27,12 +27,6 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
     exit_code INTEGER NOT NULL,
     doc TEXT NOT NULL              -- the run's JSON document
 )"""
-
-
-class Busy(AdvisorError):
-    """Another run holds the lock."""
-
-    exit_code = 5
 
 
 def default_path() -> Path:

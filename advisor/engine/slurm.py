@@ -119,10 +119,15 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     return cfg
 
 
+def _scheduled_partitions(cluster: Cluster) -> list:
+    """The partitions jobs are scheduled in: the UP ones (all, if none is UP)."""
+    return [p for p in cluster.partitions if p.state == "UP"] or list(cluster.partitions)
+
+
 def _machine(cluster: Cluster):
     index = {n.name: i for i, n in enumerate(cluster.nodes)}
     node_cpus = np.array([n.cpus for n in cluster.nodes], np.int64)
-    parts = [p for p in cluster.partitions if p.state == "UP"] or list(cluster.partitions)
+    parts = _scheduled_partitions(cluster)
     part_nodes = np.zeros((len(parts), len(index)), np.uint8)
     for k, p in enumerate(parts):
         part_nodes[k, [index[n] for n in p.nodes if n in index]] = 1
@@ -231,7 +236,8 @@ def workload_input(workload: Workload, config: SchedulingConfig,
     multifactor = config.priority_type == "priority/multifactor"
     rec = np.arange(n, dtype=np.int64)
     if multifactor:
-        static = _static(config, cluster, cluster.partitions, table, rec, np.zeros(n, np.int64))
+        static = _static(config, cluster, cluster.partitions, table, rec,
+                         np.zeros(n, np.int64), node_cpus, part_nodes)
     else:
         table[FIXED_PRIO] = BASIC_FIRST - np.arange(n)
         static = 0.0
@@ -250,7 +256,8 @@ def with_backfill(config: SchedulingConfig, **changes) -> SchedulingConfig:
 
 
 def _static(config: SchedulingConfig, cluster: Cluster, parts, table: np.ndarray,
-            rec_job: np.ndarray, rec_part: np.ndarray) -> np.ndarray:
+            rec_job: np.ndarray, rec_part: np.ndarray, node_cpus: np.ndarray,
+            part_nodes: np.ndarray) -> np.ndarray:
     """Per record, the job-size, partition and TRES terms of the priority (§1.1), for whole
     arrays. The job-size factor divides by the limit the job plans with (its own, else its
     partition's DefaultTime or MaxTime)."""
@@ -262,9 +269,8 @@ def _static(config: SchedulingConfig, cluster: Cluster, parts, table: np.ndarray
         config.priority_favor_small, "SMALL_RELATIVE_TO_TIME" in config.priority_flags)
     factor = np.array([partition_factor(p, cluster, config) for p in parts])
     static = static + config.priority_weight_partition * factor[rec_part]
-    cpu_of = {n.name: n.cpus for n in cluster.nodes}
-    totals = {"cpu": np.array([sum(cpu_of.get(x, 0) for x in p.nodes) for p in parts]),
-              "node": np.array([len(p.nodes) for p in parts])}
+    totals = {"cpu": part_nodes.astype(np.int64) @ node_cpus,
+              "node": part_nodes.sum(axis=1, dtype=np.int64)}
     for name, w in config.priority_weight_tres.items():
         key = name.lower()
         if key not in totals:
@@ -284,10 +290,10 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
     ``config`` with the timing flags of ``inp``."""
     if config.priority_type != "priority/multifactor":
         raise BadInput("under_config needs a priority/multifactor configuration")
-    parts = [p for p in cluster.partitions if p.state == "UP"] or list(cluster.partitions)
     jobs = inp.jobs.copy()
     jobs[FIXED_PRIO] = -1
-    static = _static(config, cluster, parts, jobs, inp.rec_job, inp.rec_part)
+    static = _static(config, cluster, _scheduled_partitions(cluster), jobs, inp.rec_job,
+                     inp.rec_part, inp.node_cpus, inp.part_nodes)
     cfg = config_vector(config, int(inp.cfg[C_T0]), bool(inp.cfg[C_FIRST_PASS]),
                         bool(inp.cfg[C_COUNT_RESV]), bool(inp.cfg[C_END_LATENCY]),
                         bool(inp.cfg[C_WILL_RUN_WINDOW]))

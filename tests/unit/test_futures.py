@@ -20,7 +20,7 @@ def _setup(workload):
 
 
 def _draw(snap, hist, seed):
-    return draw_sample(snap, hist, 86400, seed, lambda j: job_limit(j, snap.machine))
+    return draw_sample(snap, hist, 86400, seed)
 
 
 def test_same_seed_same_future_and_different_seed_another():

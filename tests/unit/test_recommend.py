@@ -106,10 +106,10 @@ def test_a_candidate_input_is_the_input_built_from_scratch_under_its_configurati
     """``under_config`` (vectorised, per candidate) against ``slurm_input`` (job by job)."""
     from dataclasses import replace
 
-    from advisor.engine.slurm import job_limit, run_slurm, slurm_input, under_config
+    from advisor.engine.slurm import run_slurm, slurm_input, under_config
     from advisor.futures import draw_sample
     snap, hist = _setup(bundled("KTH-SP2", False))
-    sample = draw_sample(snap, hist, 86400, 1, lambda j: job_limit(j, snap.machine))
+    sample = draw_sample(snap, hist, 86400, 1)
     base = slurm_input(snap, sample.runtimes, sample.arrivals)
     for spec in ("easy:SQF", "conservative:LQF:T=12h", "depth:FCFS:k=4"):
         cand = slurm_candidate(parse_policy(spec), snap.config, snap.machine)
