@@ -42,10 +42,12 @@ class Candidate:
                 "site_factor": self.site.name if self.site else None}
 
 
-def current_candidate(config: SchedulingConfig) -> Candidate:
-    return Candidate(CURRENT, "in effect", config, None, "exact",
-                     ("the configuration in effect; pending jobs keep their site factors and "
-                      "new jobs get none",))
+def current_candidate(config: SchedulingConfig, site: object | None = None) -> Candidate:
+    """The configuration in effect; ``site``: the site-factor rule its job_submit.lua
+    applies, when known (an online replay's), else pending jobs keep theirs."""
+    note = ("the configuration in effect; pending jobs keep their site factors and new jobs "
+            "get none") if site is None else "the configuration in effect"
+    return Candidate(CURRENT, "in effect", config, site, "exact", (note,))
 
 
 def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster) -> Candidate:
@@ -95,11 +97,13 @@ def grid_specs() -> list[str]:
     return specs
 
 
-def candidates_for(snapshot: Snapshot, specs: list[str] | None = None) -> list[Candidate]:
-    """The configuration in effect, then each spec's Slurm form (default: the grid).
-    Candidates identical to the one in effect are left out."""
-    out = [current_candidate(snapshot.config)]
-    seen = [(snapshot.config, None)]   # configs hold dicts: compared, not hashed
+def candidates_for(snapshot: Snapshot, specs: list[str] | None = None,
+                   site: object | None = None) -> list[Candidate]:
+    """The configuration in effect (with its site-factor rule ``site``, when known), then
+    each spec's Slurm form (default: the grid). Candidates identical to the one in effect
+    are left out."""
+    out = [current_candidate(snapshot.config, site)]
+    seen = [(snapshot.config, site.name if site else None)]  # (dicts: compared, not hashed)
     for spec in specs or grid_specs():
         c = slurm_candidate(parse_policy(spec), snapshot.config, snapshot.machine)
         key = (c.config, c.site.name if c.site else None)

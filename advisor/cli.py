@@ -67,6 +67,44 @@ def _commands(args):
     return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
 
 
+def _recommend_options(p: argparse.ArgumentParser) -> None:
+    """How candidates are simulated and judged: recommend, and replay --online."""
+    p.add_argument("--candidate", action="append", metavar="SPEC", help="simulate this "
+                   "policy (repeatable; default: the grid of 'advisor policies')")
+    p.add_argument("--objective", default="avg_bsld",
+                   help="avg_bsld (default), avg_wait, p95_wait or utilization")
+    p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
+    p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
+    p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
+                   "to this factor of the current configuration's (default 1.5)")
+    p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
+                   "(default 0.05)")
+    p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "
+                   "must hold in (default 0.75)")
+    p.add_argument("--trigger", type=float, metavar="T", help="seed 000: simulate only when "
+                   "the queue's bounded slowdown exceeds T")
+    p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
+                   "that futures are drawn from (default 4)")
+    p.add_argument("--executor", default="auto", choices=["auto", "serial", "process",
+                                                          "ray"],
+                   help="where simulations run (auto: Ray if installed, else processes)")
+    p.add_argument("--workers", type=int, help="local workers (default: all cores)")
+    p.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster "
+                   "(default: an embedded local one)")
+
+
+def _settings(args, **changes):
+    from advisor.plugins import parse_duration
+    from advisor.recommend import Settings
+    settings = Settings(objective=args.objective, samples=args.samples,
+                        horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
+                        min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
+                        history_weeks=args.history_weeks,
+                        specs=tuple(args.candidate) if args.candidate else None, **changes)
+    settings.check()
+    return settings
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="advisor", description=(
         "Which Slurm scheduling configuration serves your cluster best, proven by "
@@ -86,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pass-per-event", action="store_true",
                    help="one scheduling pass after every event, instead of one after all "
                         "completions and arrivals of the same second")
+    p.add_argument("--online", metavar="EVERY", help="seed 000's online replay: run the "
+                   "advisor every EVERY (1d, 1w) on what the simulated system knows then, "
+                   "follow its recommendations, and compare with --policy kept throughout "
+                   "(default easy:FCFS:FCFS) in the engine's slurm mode")
+    p.add_argument("--reference", metavar="SPEC", help="--online: risk limits against this "
+                   "policy (default: the --policy baseline)")
+    _recommend_options(p)
 
     p = sub.add_parser("tune", help="seed 002's train/test study over resampled weeks")
     _trace_options(p)
@@ -109,29 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     _source_options(p)
     p.add_argument("--policy", default="easy:FCFS:FCFS", metavar="SPEC",
                    help="swf sources: the policy the trace is replayed under (in effect)")
-    p.add_argument("--candidate", action="append", metavar="SPEC", help="simulate this "
-                   "policy (repeatable; default: the grid of 'advisor policies')")
-    p.add_argument("--objective", default="avg_bsld",
-                   help="avg_bsld (default), avg_wait, p95_wait or utilization")
-    p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
-    p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
-    p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
-                   "to this factor of the current configuration's (default 1.5)")
-    p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
-                   "(default 0.05)")
-    p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "
-                   "must hold in (default 0.75)")
-    p.add_argument("--trigger", type=float, metavar="T", help="seed 000: simulate only when "
-                   "the queue's bounded slowdown exceeds T")
-    p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
-                   "that futures are drawn from (default 4)")
-    p.add_argument("--executor", default="auto", choices=["auto", "serial", "process",
-                                                          "ray"],
-                   help="where simulations run (auto: Ray if installed, else processes)")
-    p.add_argument("--workers", type=int, help="local workers (default: all cores)")
-    p.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster "
-                   "(default: an embedded local one)")
+    _recommend_options(p)
     p.add_argument("--store", metavar="DB", help="SQLite history (default: "
                    "$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite)")
     p.add_argument("--no-store", action="store_true", help="do not record this run")
@@ -213,6 +237,8 @@ def cmd_replay(args, out: Console) -> int:
     from advisor.policy import parse_policy
     from advisor.replay import DEFAULT_POLICIES, replay, simulated_workload
     from advisor.report import replay_dict, replay_table
+    if args.online:
+        return _online(args, out)
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
     estimates = _estimates(args.estimates)
     workload = _load(args)
@@ -229,6 +255,35 @@ def cmd_replay(args, out: Console) -> int:
         _emit_json(replay_dict(workload, results, estimates.label))
     else:
         out.print(replay_table(workload, results))
+    return EXIT_OK
+
+
+def _online(args, out: Console) -> int:
+    from advisor.online import BASELINE, online_replay
+    from advisor.plugins import parse_duration
+    from advisor.report import online_table
+    from advisor.runner import make_executor
+    if args.policy and len(args.policy) > 1:
+        raise BadInput("--online compares with one baseline: give --policy once")
+    baseline = args.policy[0] if args.policy else BASELINE
+    every = parse_duration(args.online)
+    if every < 60:
+        raise BadInput("--online EVERY must be at least 60 s")
+    settings = _settings(args, reference=args.reference or baseline)
+    workload = _load(args)
+    executor = make_executor(args.workers, args.executor, args.ray_address)
+    try:
+        with _progress("decision points") as on_progress:
+            result = online_replay(workload, every, settings, executor, baseline,
+                                   replace(_estimates(args.estimates), seed=args.seed),
+                                   on_progress)
+    finally:
+        executor.close()
+    if args.json:
+        from advisor.report import workload_dict
+        _emit_json({**workload_dict(workload), **result.as_dict()})
+    else:
+        out.print(online_table(workload, result))
     return EXIT_OK
 
 
@@ -311,19 +366,13 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
 
 def cmd_recommend(args, out: Console) -> int:
     from adapters.sources import SourceOptions, snapshot_and_history
-    from advisor.plugins import parse_duration
-    from advisor.recommend import Settings, recommend
+    from advisor.recommend import recommend
     from advisor.report import recommendation_view
     from advisor.runner import make_executor
     from advisor.scenario import site_epoch
     from advisor.slurmconf import change_for
     from advisor.store import Store, default_path, run_lock
-    settings = Settings(objective=args.objective, samples=args.samples,
-                        horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
-                        min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
-                        history_weeks=args.history_weeks,
-                        specs=tuple(args.candidate) if args.candidate else None)
-    settings.check()
+    settings = _settings(args)
     store = None if args.no_store else Store(args.store)
     lock = Path(args.lock) if args.lock else (store.path if store else
                                               default_path()).with_suffix(".lock")

@@ -6,7 +6,9 @@ A candidate wins when, against the configuration in effect over the same samples
 * its objective is better by at least ``min_gain`` (relative, on the samples' mean), and
   better in at least ``min_wins`` of the samples;
 * its MaxWait and p95 wait (means over samples) are at most ``risk`` times the current ones
-  (plus ``RISK_SLACK`` seconds, so that a near-empty queue's few seconds cannot veto).
+  (plus ``RISK_SLACK`` seconds, so that a near-empty queue's few seconds cannot veto); or,
+  with a ``reference`` policy, ``risk`` times the reference's: a site's own baseline, so
+  that a run of changes cannot ratchet the limits up (each judged against the last).
 Hysteresis: when the last stored recommendation still wins, a different winner replaces it
 only if it beats it by another ``min_gain``. Seed 000's trigger (optional): simulate only
 when the queue's bounded slowdown now exceeds ``trigger``.
@@ -19,12 +21,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from advisor.candidates import Candidate, candidates_for
+from advisor.candidates import Candidate, candidates_for, slurm_candidate
 from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
 from advisor.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
+from advisor.policy import parse_policy
 from advisor.runner import Executor, SerialExecutor
 from advisor.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch
 
@@ -46,6 +49,7 @@ class Settings:
     trigger: float | None = None
     history_weeks: int = 4
     specs: tuple[str, ...] | None = None   # None: the default grid
+    reference: str | None = None           # risk limits against this policy (None: current)
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -95,11 +99,15 @@ def queue_slowdown(snapshot: Snapshot) -> float:
 
 def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Settings(),
               executor: Executor | None = None, previous: str | None = None,
-              on_progress: Callable[[int, int], None] | None = None) -> Recommendation:
+              on_progress: Callable[[int, int], None] | None = None,
+              site: object | None = None) -> Recommendation:
     """Simulate, compare, decide. ``history``: finished jobs (``advisor.futures``);
-    ``previous``: the spec recommended last time (hysteresis)."""
+    ``previous``: the spec recommended last time (hysteresis); ``site``: the site-factor
+    rule in effect, when known."""
     settings.check()
-    candidates = candidates_for(snapshot, list(settings.specs) if settings.specs else None)
+    candidates = candidates_for(snapshot, list(settings.specs) if settings.specs else None,
+                                site)
+    ref = reference_index(candidates, settings.reference, snapshot)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
     if settings.trigger is not None and qb <= settings.trigger:
@@ -108,9 +116,24 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                               f"{settings.trigger:g}: nothing simulated", qb, False,
                               len(history))
     results = simulate(snapshot, history, candidates, settings, executor, on_progress)
-    chosen, reason, table = decide(candidates, results, settings, previous)
+    chosen, reason, table = decide(candidates, results, settings, previous, ref)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table)
+
+
+def reference_index(candidates: list[Candidate], spec: str | None,
+                    snapshot: Snapshot) -> int:
+    """Where the risk limits' reference is among ``candidates`` (appended when the grid
+    lacks it); 0, the configuration in effect, when none is given."""
+    if spec is None:
+        return 0
+    ref = slurm_candidate(parse_policy(spec), snapshot.config, snapshot.machine)
+    key = (ref.config, ref.site.name if ref.site else None)
+    for i, c in enumerate(candidates):
+        if (c.config, c.site.name if c.site else None) == key:
+            return i
+    candidates.append(ref)
+    return len(candidates) - 1
 
 
 def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
@@ -144,7 +167,7 @@ def _seed(seed: int, sample: int) -> int:
 
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
-           previous: str | None = None) -> tuple[int, str, list[dict]]:
+           previous: str | None = None, ref: int = 0) -> tuple[int, str, list[dict]]:
     k = METRICS.index(settings.objective)
     sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
     obj = sign * results[:, :, k]                 # lower is better from here on
@@ -155,8 +178,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     wins = (obj < base).mean(axis=1)
     max_wait = results[:, :, METRICS.index("max_wait")].mean(axis=1)
     p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
-    limit_max = settings.risk * max_wait[0] + RISK_SLACK
-    limit_p95 = settings.risk * p95[0] + RISK_SLACK
+    limit_max = settings.risk * max_wait[ref] + RISK_SLACK
+    limit_p95 = settings.risk * p95[ref] + RISK_SLACK
     safe = (max_wait <= limit_max) & (p95 <= limit_p95)
     ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
     ok[0] = False
@@ -169,6 +192,13 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
             row[name] = float(results[i, :, m].mean())
             row[name + "_sd"] = float(results[i, :, m].std())
         table.append(row)
+    if not safe[0] and safe[1:].any():
+        # the configuration in effect breaks a limit set by the reference: the best
+        # candidate within the limits replaces it, gain or not
+        chosen = 1 + int(np.argmin(np.where(safe[1:], mean[1:], np.inf)))
+        return chosen, (f"the configuration in effect is over a risk limit against "
+                        f"{candidates[ref].label}; {candidates[chosen].label} is the best "
+                        f"within them ({settings.objective} {gain[chosen]:+.1%})"), table
     if not ok.any():
         best = 1 + int(np.argmax(gain[1:])) if len(gain) > 1 else 0
         why = "no candidate beats the configuration in effect"

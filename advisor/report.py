@@ -197,8 +197,8 @@ def recommendation_view(snapshot: Snapshot, rec, change, top: int = 12) -> Group
         table = Table(title=f"Candidates over {rec.results.shape[1]} sampled futures of "
                       f"{rec.settings.horizon // 3600} h (mean ± sd; waits h:mm:ss)",
                       title_justify="left", box=box.SIMPLE)
-        for col in ("candidate", "fidelity", k, "gain", "wins", "avg wait", "p95 wait",
-                    "max wait", "risk"):
+        for col in ("candidate", "fidelity", k, "gain", "wins", "avg wait",
+                    "p95 from now", "max from now", "risk"):
             table.add_column(col, justify="left" if col in ("candidate", "fidelity")
                              else "right", no_wrap=True)
         rows = sorted(enumerate(rec.table), key=lambda r: (r[0] != 0, -r[1]["gain"]))
@@ -246,3 +246,36 @@ def history_view(runs: list[dict]) -> Table:
         table.add_row(str(r["id"]), when, r["source"],
                       r["label"] if r["change"] else "keep", str(r["exit_code"]))
     return table
+
+
+def online_table(workload: Workload, result, weeks: int = 12) -> Group:
+    """Seed 000's comparison: overall, the policies followed, and the first weeks."""
+    t = result.total
+    title = Text(f"Online replay: the advisor every {result.every / 86400:g} d against "
+                 f"{result.baseline} kept throughout (engine: slurm mode)", style="bold")
+    head = Table(box=box.SIMPLE)
+    for col in ("", "static", "online"):
+        head.add_column(col, justify="right" if col else "left")
+    head.add_row("avg wait", _hms(t["avg_wait_static"]), _hms(t["avg_wait_online"]))
+    head.add_row("max wait", _hms(t["max_wait_static"]), _hms(t["max_wait_online"]))
+    head.add_row("avg bounded slowdown", f"{t['avg_bsld_static']:.2f}",
+                 f"{t['avg_bsld_online']:.2f}")
+    caption = Text(f"R (seed 000, mean over {t['jobs']} jobs; > 0: online better) "
+                   f"{t['r']:+.3f}; weeks with R > 0: {t['weeks_better']} of {t['weeks']}; "
+                   f"{t['decisions']} decision points, {t['simulated']} simulated, "
+                   f"{t['changes']} changes")
+    used: dict[str, int] = {}
+    for d in result.decisions:
+        used[d.spec] = used.get(d.spec, 0) + 1
+    policies = Text("in effect after a decision point: " + ", ".join(
+        f"{spec} {n}" for spec, n in sorted(used.items(), key=lambda kv: -kv[1])[:8]),
+        style="dim")
+    week = Table(title=f"Per week (first {weeks})", title_justify="left", box=box.SIMPLE)
+    for col in ("week", "jobs", "R", "avg wait static", "avg wait online", "max wait static",
+                "max wait online"):
+        week.add_column(col, justify="right")
+    for row in result.weeks.head(weeks).itertuples():
+        week.add_row(str(row.week), str(row.jobs), f"{row.r:+.2f}",
+                     _hms(row.avg_wait_static), _hms(row.avg_wait_online),
+                     _hms(row.max_wait_static), _hms(row.max_wait_online))
+    return Group(workload_caption(workload), title, head, caption, policies, week)

@@ -7,7 +7,12 @@ to its workers.
 
 Measured over the jobs the decision can still affect: those pending at the snapshot and
 those arriving over the horizon (each job is followed until it starts, even after the
-horizon). Utilisation is over the horizon itself, running jobs included.
+horizon). The average wait and slowdown count from submission; the p95 and maximum wait
+(what the risk limits judge) count from the snapshot, or from submission if later: an old
+job's past wait is the same under every candidate, and counted in, it would hide that a
+candidate starves it further (a week-old job that FCFS starts at once and LCFS leaves for
+days differs by days, not by a few per cent). Utilisation is over the horizon itself,
+running jobs included.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
 from policies.ordering import LCFS_EPOCH
 
-#: what each simulation reports, in this order (waits in seconds)
+#: what each simulation reports, in this order (waits in seconds; p95 and max from the
+#: snapshot, see above)
 METRICS = ("avg_bsld", "avg_wait", "p95_wait", "max_wait", "utilization", "unstarted")
 #: lower is better, except utilisation
 HIGHER_IS_BETTER = frozenset({"utilization"})
@@ -50,22 +56,28 @@ def evaluate(task: Task) -> np.ndarray:
     """Metrics of every candidate of the task: shape (candidates, len(METRICS))."""
     snap, sample = task.snapshot, task.sample
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
-    submit, minutes = base.jobs[SUBMIT], base.jobs[LIMIT] // 60
     pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
-    nice_of = {j.job_id: j.nice for j in snap.pending if j.nice}
-    nice = np.array([nice_of.get(int(i), 0) for i in base.job_ids], np.float64)
     out = np.zeros((len(task.candidates), len(METRICS)))
     for c, cand in enumerate(task.candidates):
-        if cand.is_current:
-            inp = base
-        else:
-            site = np.zeros(len(base))
-            if cand.site is not None:
-                site = cand.site.values(submit, minutes, task.epoch).astype(np.float64)
-            inp = under_config(base, cand.config, snap.machine, site - nice)
+        inp = candidate_input(base, cand, snap, task.epoch)
         start, _ = run_slurm(inp)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
     return out
+
+
+def candidate_input(base, cand: Candidate, snap: Snapshot, epoch: int):
+    """The input ``base`` (built under the configuration in effect) under ``cand``: its
+    configuration, and the site factors its job_submit.lua gives every job (less nice)."""
+    if cand.is_current and cand.site is None:
+        return base
+    site = np.zeros(len(base))
+    if cand.site is not None:
+        site = cand.site.values(base.jobs[SUBMIT], base.jobs[LIMIT] // 60,
+                                epoch).astype(np.float64)
+    nice_of = {j.job_id: j.nice for j in snap.pending if j.nice}
+    if nice_of:
+        site -= np.array([nice_of.get(int(i), 0) for i in base.job_ids], np.float64)
+    return under_config(base, cand.config, snap.machine, site)
 
 
 def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
@@ -75,13 +87,14 @@ def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
     started = start >= 0
     scope = pending & started
     wait = (start - jobs[SUBMIT])[scope]
+    still = (start - np.maximum(jobs[SUBMIT], t0))[scope]
     runtime = np.minimum(jobs[RUNTIME], jobs[LIMIT])
     row = np.zeros(len(METRICS))
     if wait.size:
         row[0] = bounded_slowdown(wait, runtime[scope]).mean()
         row[1] = wait.mean()
-        row[2] = np.percentile(wait, 95)
-        row[3] = wait.max()
+        row[2] = np.percentile(still, 95)
+        row[3] = still.max()
     end = np.where(started, start + runtime, t0)
     busy = np.clip(np.minimum(end, t0 + horizon) - np.maximum(np.where(started, start, t0),
                                                                t0), 0, None)

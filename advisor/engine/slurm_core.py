@@ -131,6 +131,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     res_e = np.empty(max_res, np.int64)
     res_bits = np.zeros((max_res, nw), np.uint64)
     res_spare = np.zeros(max_res, np.int64)  # count mode: CPUs free at the start, unneeded
+    res_nodes = np.zeros(max_res, np.int64)  # nodes held (one-CPU nodes, one partition)
+    res_s = np.zeros(max_res, np.int64)      # its begin before rounding: nodes free from it
     failed = np.zeros(npart, np.int8)
     part_count = np.zeros(npart, np.int64)
     part_tested = np.zeros(npart, np.int64)
@@ -170,6 +172,10 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     count_mode = cfg[C_COUNT_RESV] != 0
     # EASY-like on one partition of one-CPU nodes: a cycle's only reservation ends it
     one_reservation = unit and npart == 1 and not count_mode and part_reserve == 1
+    # on one partition of one-CPU nodes, the nodes reservations hold at an instant s were
+    # free at their begin, so they are among those free at s, and no node is held twice
+    # at once: free(s) - held(s) bounds what a job starting at s can have, with no bitmaps
+    sized = unit and npart == 1 and not count_mode
     t0 = cfg[C_T0]
 
     def start_job(j, p, t, k):
@@ -278,6 +284,14 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 m -= 1
                 queue[m] = r
         sc[S_QH] = m
+
+    def held_at(s):
+        """Nodes the reservations hold at the instant s (``sized`` machines)."""
+        h = 0
+        for i in range(sc[S_NRES]):
+            if res_s[i] <= s < res_e[i]:
+                h += res_nodes[i]
+        return h
 
     def mark_reserved(s, e, p, avail, avail_bits):
         """Exclude the nodes of every reservation overlapping [s, e] (Slurm's test is end > s
@@ -477,7 +491,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     sc[S_PICKED] = 0
                     res_spare[sc[S_NRES]] = tot - jobs[CPUS, j]  # free at s, beyond the need
                     return s
-            else:
+            elif jobs[CPUS, j] <= tot and (not sized or jobs[CPUS, j] <= tot - held_at(s)):
                 excl[:] = 0
                 if jobs[CPUS, j] <= tot - mark_reserved(s, s + d, p, avail, fut_bits):
                     sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first)
@@ -606,6 +620,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             fits = jobs[CPUS, j] <= part_free[p]  # cheap test first: most jobs fail it
             if fits:
                 excl[:] = 0
+            if fits and sized and sc[S_NRES] > 0:
+                fits = jobs[CPUS, j] <= part_free[p] - held_at(t)
             if fits and sc[S_NRES] > 0:
                 if count_mode:
                     fits = count_allows(jobs[CPUS, j], t, t + d, False)
@@ -644,6 +660,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             res_b[i] = s // res * res
             res_e[i] = max((s + d) // res * res, res_b[i] + res)
             res_bits[i] = pick_bits
+            res_nodes[i] = sc[S_PICKED]
+            res_s[i] = s
             sc[S_NRES] = i + 1
             part_count[p] += 1
             if part_count[p] == part_reserve:

@@ -142,3 +142,17 @@ def test_recommend_bad_input_is_one_line_and_exit_2(tmp_path):
     done = advisor("recommend", "--from", "swf:KTH-SP2@150d", "--candidate", "easy:EXP",
                    "--no-store", "--lock", str(tmp_path / "l"))
     assert done.returncode == 2 and "no form of EXP" in done.stderr
+
+
+def test_replay_online_json():
+    done = advisor("replay", "KTH-SP2", "--online", "2w", "--candidate", "easy:SPF",
+                   "--samples", "2", "--executor", "serial", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["baseline"] == "easy:FCFS:FCFS" and doc["every"] == 14 * 86400
+    assert doc["total"]["decisions"] == len(doc["decisions"]) > 20
+    assert doc["total"]["jobs"] == sum(w["jobs"] for w in doc["weeks"]) == 28475
+    assert {d["spec"] for d in doc["decisions"]} <= {"easy:FCFS:FCFS", "easy:SPF"}
+    bad = advisor("replay", "KTH-SP2", "--online", "2w", "--policy", "easy:SPF",
+                  "--policy", "easy:LCFS")
+    assert bad.returncode == 2 and "once" in bad.stderr and not bad.stdout

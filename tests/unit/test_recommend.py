@@ -44,6 +44,19 @@ def test_risk_limits_veto_a_candidate_whose_max_wait_grows_too_much():
     assert not table[1]["safe"] and chosen == 2
 
 
+def test_a_reference_sets_the_limits_and_replaces_a_configuration_that_breaks_them():
+    cands = _cands(3)
+    # in effect: MaxWait 3000; the reference (candidate 2): 1000, so the limit is 1560
+    res = _results([[10] * 4, [9.9] * 4, [12] * 4], max_wait=[3000, 1500, 1000])
+    assert decide(cands, res, Settings(risk=1.5))[0] == 0      # against itself: fine
+    chosen, why, table = decide(cands, res, Settings(risk=1.5), ref=2)
+    assert not table[0]["safe"] and table[1]["safe"] and chosen == 1   # 1%: no gain needed
+    assert "over a risk limit" in why
+    res = _results([[10] * 4, [5] * 4, [12] * 4], max_wait=[1000, 1600, 1000])
+    chosen, _, table = decide(cands, res, Settings(risk=1.5), ref=2)
+    assert not table[1]["safe"] and chosen == 0   # twice as good, but over the limit
+
+
 def test_hysteresis_keeps_the_previous_recommendation_unless_clearly_beaten():
     cands = _cands(3)
     res = _results([[10] * 4, [8] * 4, [7.8] * 4])

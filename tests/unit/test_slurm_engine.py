@@ -208,11 +208,13 @@ def test_no_job_overlaps_capacity(busy):
 
 @pytest.mark.parametrize("changes", [dict(bf_job_part_count_reserve=1),
                                      dict(bf_job_part_count_reserve=3),
-                                     dict(bf_job_part_count_reserve=1, bf_busy_nodes=True)])
+                                     dict(bf_job_part_count_reserve=1, bf_busy_nodes=True),
+                                     dict(bf_job_part_count_reserve=0)])
 def test_one_cpu_node_shortcuts_give_the_general_answer(changes):
     """On one-CPU nodes the core keeps node sets as bitmaps alone and takes shortcuts (a
     first reservation found by counting nodes, reused while the same jobs still run at its
-    start; an EASY-like cycle ended when nothing can start). The same trace with one spare
+    start; an EASY-like cycle ended when nothing can start; with one partition, a start
+    time ruled out by counting the nodes reservations hold then). The same trace with one spare
     2-CPU node in a partition of its own takes the general path: every start and first
     reservation must be the same."""
     workload = read_swf(resolve_trace("KTH-SP2"),
