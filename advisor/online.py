@@ -15,7 +15,7 @@ is better); per week of submission and overall, the mean R, AvgWait and MaxWait.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -28,7 +28,7 @@ from advisor.model import SECONDS_PER_WEEK, Job, SchedulingConfig, Snapshot, Wor
 from advisor.policy import parse_policy
 from advisor.recommend import Settings, recommend
 from advisor.runner import Executor
-from advisor.scenario import candidate_input, site_epoch
+from advisor.scenario import candidate_input, nice_of, site_epoch
 from advisor.snapshot import TRACE_PARTITION, trace_machine
 
 BASELINE = "easy:FCFS:FCFS"
@@ -55,7 +55,7 @@ class OnlineResult:
 
     def as_dict(self) -> dict:
         return {"baseline": self.baseline, "every": self.every, "total": self.total,
-                "decisions": [d.__dict__ for d in self.decisions],
+                "decisions": [asdict(d) for d in self.decisions],
                 "weeks": self.weeks.to_dict(orient="records")}
 
 
@@ -72,16 +72,14 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
     points = system.decision_points(every)
     static = system.play(points, lambda t, snap, hist, cur: cur)
     decisions: list[Decision] = []
-    done = [0]
 
     def decide(t: int, snap: Snapshot, history: pd.DataFrame, cur: Candidate) -> Candidate:
         rec = recommend(snap, history, settings, executor,
                         previous=cur.spec if cur.spec != baseline else None, site=cur.site)
         new = rec.candidates[rec.chosen] if rec.change else cur
         decisions.append(Decision(t, rec.triggered, new.spec, rec.change, rec.reason))
-        done[0] += 1
         if on_progress:
-            on_progress(done[0], len(points))
+            on_progress(len(decisions), len(points))
         return new
 
     start = system.play(points, decide)
@@ -102,13 +100,14 @@ class _System:
         self.submit = arrays.submit
         self.runtime = arrays.runtime
         self.limit = arrays.estimate
+        self.procs = arrays.procs
         self.ids = jobs["job_id"].to_numpy(np.int64)
         self.users = jobs["user"].astype(str).to_numpy()
         self.row = {int(i): k for k, i in enumerate(self.ids)}
         self.jobs = [Job(job_id=int(self.ids[k]), user=self.users[k],
-                         partition=TRACE_PARTITION, cpus=int(arrays.procs[k]), state="PENDING",
+                         partition=TRACE_PARTITION, cpus=int(self.procs[k]), state="PENDING",
                          submit_time=int(self.submit[k]), eligible_time=int(self.submit[k]),
-                         time_limit=int(self.limit[k]), nodes=int(arrays.procs[k]),
+                         time_limit=int(self.limit[k]), nodes=int(self.procs[k]),
                          partitions=(TRACE_PARTITION,)) for k in range(len(self.ids))]
         self.first = slurm_candidate(parse_policy(baseline), SchedulingConfig(), self.machine)
 
@@ -124,18 +123,18 @@ class _System:
         start = np.full(len(self.jobs), -1, np.int64)
         current = self.first
         t = int(self.submit.min()) - 1
-        for k, nxt in enumerate([*points, None]):
+        for n, nxt in enumerate([*points, None]):
             snap = self.snapshot(t, start, current.config)
-            if k > 0:
+            if n > 0:
                 current = decide(t, snap, self.history(t, start), current)
-                snap = replace(snap, config=current.config)
-            arriving = (self.submit > t) if nxt is None else (self.submit > t) & (
-                self.submit <= nxt)
+            arriving = self.submit > t
+            if nxt is not None:
+                arriving &= self.submit <= nxt
             arrivals = [self.jobs[k] for k in np.flatnonzero(arriving)]
             runtimes = {j.job_id: int(self.runtime[self.row[j.job_id]])
                         for j in (*snap.running, *snap.pending, *arrivals)}
             base = slurm_input(snap, runtimes, arrivals, config=current.config)
-            inp = candidate_input(base, current, snap, site_epoch(snap))
+            inp = candidate_input(base, current, snap, site_epoch(snap), nice_of(base, snap))
             began, _ = run_slurm(inp)
             rows = np.array([self.row[int(i)] for i in inp.job_ids], np.int64)
             fresh = (start[rows] < 0) & (began >= 0)
@@ -165,8 +164,7 @@ class _System:
         done = np.flatnonzero((start >= 0) & (start + self.runtime <= t))
         return pd.DataFrame({"user": self.users[done], "submit": self.submit[done],
                              "runtime": self.runtime[done], "limit": self.limit[done],
-                             "cpus": [self.jobs[k].cpus for k in done],
-                             "nodes": [self.jobs[k].nodes for k in done],
+                             "cpus": self.procs[done], "nodes": self.procs[done],
                              "partition": TRACE_PARTITION})
 
 

@@ -57,27 +57,32 @@ def evaluate(task: Task) -> np.ndarray:
     snap, sample = task.snapshot, task.sample
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
     pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
+    nice = nice_of(base, snap)
     out = np.zeros((len(task.candidates), len(METRICS)))
     for c, cand in enumerate(task.candidates):
-        inp = candidate_input(base, cand, snap, task.epoch)
+        inp = candidate_input(base, cand, snap, task.epoch, nice)
         start, _ = run_slurm(inp)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
     return out
 
 
-def candidate_input(base, cand: Candidate, snap: Snapshot, epoch: int):
+def nice_of(base, snap: Snapshot) -> np.ndarray:
+    """Each job's nice value, in ``base``'s job order (pending jobs may have one)."""
+    nice = {j.job_id: j.nice for j in snap.pending if j.nice}
+    return np.array([nice.get(int(i), 0) for i in base.job_ids], np.float64)
+
+
+def candidate_input(base, cand: Candidate, snap: Snapshot, epoch: int, nice: np.ndarray):
     """The input ``base`` (built under the configuration in effect) under ``cand``: its
-    configuration, and the site factors its job_submit.lua gives every job (less nice)."""
+    configuration, and the site factors its job_submit.lua gives every job, less ``nice``
+    (``nice_of``)."""
     if cand.is_current and cand.site is None:
         return base
     site = np.zeros(len(base))
     if cand.site is not None:
         site = cand.site.values(base.jobs[SUBMIT], base.jobs[LIMIT] // 60,
                                 epoch).astype(np.float64)
-    nice_of = {j.job_id: j.nice for j in snap.pending if j.nice}
-    if nice_of:
-        site -= np.array([nice_of.get(int(i), 0) for i in base.job_ids], np.float64)
-    return under_config(base, cand.config, snap.machine, site)
+    return under_config(base, cand.config, snap.machine, site - nice)
 
 
 def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
