@@ -9,6 +9,8 @@ Exit codes:
      that fails, times out or is missing (slurmctld or slurmdbd down)
   4  an optional extra is missing (the message names the pip command)
   5  another run holds the lock (recommend)
+  6  recommend --apply failed and everything it changed was put back
+  7  recommend --apply failed and so did the rollback (the message says what to restore)
   10 recommend: a change is recommended (0: keep the configuration in effect)
   130 interrupted
 """
@@ -163,11 +165,20 @@ def build_parser() -> argparse.ArgumentParser:
                    "overlapping (default: the store's path with .lock)")
     p.add_argument("--write", metavar="DIR", help="write advisor.conf, job_submit.lua and "
                    "commands.sh of the recommended change into DIR (atomically)")
+    p.add_argument("--apply", action="store_true", help="live sources: enact the change "
+                   "(include fragment and job_submit.lua written atomically with a .bak, "
+                   "scontrol reconfigure, checked with scontrol show config, rolled back on "
+                   "failure)")
+    p.add_argument("--include", metavar="FILE", help="--apply: the fragment that slurm.conf "
+                   "includes last (default: advisor.conf beside slurm.conf)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
-    p = sub.add_parser("report", help="the admin's view: past recommendations")
+    p = sub.add_parser("report", help="the admin's view: the latest recommendation in full "
+                       "(cluster, candidates, decision, change) and the past ones")
     p.add_argument("--store", metavar="DB", help="SQLite history (default as recommend)")
     p.add_argument("--last", type=int, default=20, help="runs listed")
+    p.add_argument("--plot", metavar="PNG", help="also write a PNG: the latest candidates "
+                   "(objective against max wait) and the queue's slowdown over past runs")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("history", help="finished jobs from slurmdbd (sacct) as an SWF trace")
@@ -367,12 +378,15 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
 def cmd_recommend(args, out: Console) -> int:
     from adapters.sources import SourceOptions, snapshot_and_history
     from advisor.recommend import recommend
-    from advisor.report import recommendation_view
+    from advisor.advice_view import cluster_dict, recommendation_view
     from advisor.runner import make_executor
     from advisor.scenario import site_epoch
     from advisor.slurmconf import change_for
     from advisor.store import Store, default_path, run_lock
     settings = _settings(args)
+    if args.apply and not args.source.startswith("slurm"):
+        raise BadInput("--apply needs a live cluster (--from slurm); a trace has no "
+                       "slurmctld to reconfigure")
     store = None if args.no_store else Store(args.store)
     lock = Path(args.lock) if args.lock else (store.path if store else
                                               default_path()).with_suffix(".lock")
@@ -390,17 +404,26 @@ def cmd_recommend(args, out: Console) -> int:
         chosen = rec.candidates[rec.chosen]
         change = change_for(chosen, snap, site_epoch(snap)) if rec.change else None
         code = EXIT_CHANGE if rec.change else EXIT_OK
-        doc = {**rec.as_dict(), "source": args.source,
+        doc = {**rec.as_dict(), "source": args.source, "cluster": cluster_dict(snap),
                "change_detail": change.as_dict() if change else None}
         if args.write and change is not None:
             _write_change(Path(args.write), change)
-        if store:
-            store.record(doc, args.source, code)
-            store.close()
+        try:
+            if args.apply and change is not None:
+                from adapters.slurm_apply import apply_change
+                doc["applied"] = apply_change(change, snap, _commands(args), Path(
+                    args.include) if args.include else None).as_dict()
+        except AdvisorError as e:
+            doc["applied"] = {"error": str(e)}
+            raise
+        finally:
+            if store:
+                store.record(doc, args.source, code)
+                store.close()
     if args.json:
         _emit_json(doc)
     else:
-        out.print(recommendation_view(snap, rec, change))
+        out.print(recommendation_view(doc))
     return code
 
 
@@ -427,15 +450,22 @@ def _progress(what: str):
 
 
 def cmd_report(args, out: Console) -> int:
-    from advisor.report import history_view
+    from advisor.advice_view import report_view
     from advisor.store import Store
     store = Store(args.store)
-    runs = store.runs(args.last)
+    runs, last = store.runs(args.last), store.last_doc()
+    docs = store.docs() if args.plot else []
     store.close()
+    if args.plot:
+        from adapters.files import atomic_write
+        from advisor.plots import report_png
+        if last is None:
+            raise BadInput(f"{store.path} holds no run to plot: run advisor recommend first")
+        atomic_write(args.plot, report_png(last, docs))
     if args.json:
-        _emit_json({"store": str(store.path), "runs": runs})
+        _emit_json({"store": str(store.path), "latest": last, "runs": runs})
     else:
-        out.print(history_view(runs))
+        out.print(report_view(last, runs))
     return EXIT_OK
 
 

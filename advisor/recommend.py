@@ -8,7 +8,11 @@ A candidate wins when, against the configuration in effect over the same samples
 * its MaxWait and p95 wait (means over samples) are at most ``risk`` times the current ones
   (plus ``RISK_SLACK`` seconds, so that a near-empty queue's few seconds cannot veto); or,
   with a ``reference`` policy, ``risk`` times the reference's: a site's own baseline, so
-  that a run of changes cannot ratchet the limits up (each judged against the last).
+  that a run of changes cannot ratchet the limits up (each judged against the last);
+* and, job by job, no job waits beyond the reference's longest wait unless at most
+  ``risk`` times its own wait under the reference (``tail_push``, mean over samples): the
+  two maxima above may belong to different jobs, and a short-first order that leaves one
+  wide job behind everything passed them decision after decision (SDSC-SP2 online).
 Hysteresis: when the last stored recommendation still wins, a different winner replaces it
 only if it beats it by another ``min_gain``. Seed 000's trigger (optional): simulate only
 when the queue's bounded slowdown now exceeds ``trigger``.
@@ -29,7 +33,8 @@ from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
 from advisor.policy import parse_policy
 from advisor.runner import Executor, SerialExecutor
-from advisor.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch
+from advisor.scenario import (HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch,
+                              tail_push)
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 RISK_SLACK = 60.0
@@ -115,7 +120,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                               f"queue bounded slowdown {qb:.2f} is within the trigger "
                               f"{settings.trigger:g}: nothing simulated", qb, False,
                               len(history))
-    results = simulate(snapshot, history, candidates, settings, executor, on_progress)
+    results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref)
     chosen, reason, table = decide(candidates, results, settings, previous, ref)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table)
@@ -138,8 +143,10 @@ def reference_index(candidates: list[Candidate], spec: str | None,
 
 def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
              settings: Settings, executor: Executor | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Every candidate on every sample: (candidates, samples, metrics)."""
+             on_progress: Callable[[int, int], None] | None = None,
+             ref: int = 0) -> np.ndarray:
+    """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
+    against candidate ``ref``."""
     runtimes = RuntimeModel(history)
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
     epoch = site_epoch(snapshot)
@@ -152,12 +159,17 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
                               settings.horizon, epoch))
             where.append((s, c0))
     results = np.zeros((len(candidates), settings.samples, len(METRICS)))
+    waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
     executor = executor or SerialExecutor()
-    for done, (i, out) in enumerate(executor.map_unordered(evaluate, tasks), start=1):
+    for done, (i, (out, w)) in enumerate(executor.map_unordered(evaluate, tasks), start=1):
         s, c0 = where[i]
         results[c0:c0 + out.shape[0], s] = out
+        waits[s][c0:c0 + out.shape[0]] = list(w)
         if on_progress:
             on_progress(done, len(tasks))
+    push = METRICS.index("tail_push")
+    for s in range(settings.samples):
+        results[:, s, push] = tail_push(np.array(waits[s]), ref)
     return results
 
 
@@ -180,7 +192,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
     limit_max = settings.risk * max_wait[ref] + RISK_SLACK
     limit_p95 = settings.risk * p95[ref] + RISK_SLACK
-    safe = (max_wait <= limit_max) & (p95 <= limit_p95)
+    push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
+    safe = (max_wait <= limit_max) & (p95 <= limit_p95) & (push <= settings.risk)
     ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
     ok[0] = False
     table = []
@@ -189,8 +202,9 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
                "gain": float(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
                "eligible": bool(ok[i])}
         for m, name in enumerate(METRICS):
-            row[name] = float(results[i, :, m].mean())
-            row[name + "_sd"] = float(results[i, :, m].std())
+            # JSON has no infinity: a job that never starts (tail_push) is null
+            row[name] = _finite(results[i, :, m].mean())
+            row[name + "_sd"] = _finite(results[i, :, m].std())
         table.append(row)
     if not safe[0] and safe[1:].any():
         # the configuration in effect breaks a limit set by the reference: the best
@@ -219,3 +233,7 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     return chosen, (f"{candidates[chosen].label}: {settings.objective} {gain[chosen]:+.1%} "
                     f"against the configuration in effect, better in {wins[chosen]:.0%} "
                     f"of {results.shape[1]} samples, within the risk limits"), table
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None

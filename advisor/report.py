@@ -185,69 +185,6 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
     return Group(head, states, parts, queue, conf)
 
 
-def recommendation_view(snapshot: Snapshot, rec, change, top: int = 12) -> Group:
-    """The candidates simulated (best first), the decision, and the exact change."""
-    parts = [Text(f"{snapshot.source.get('kind', 'slurm')} snapshot at "
-                  f"{_when(snapshot, snapshot.time)}: {len(snapshot.running)} running, "
-                  f"{len(snapshot.pending)} pending on {snapshot.machine.cpus} CPUs; queue "
-                  f"bounded slowdown now {rec.queue_bsld:.2f}; history "
-                  f"{rec.history_jobs} finished jobs", style="dim")]
-    if rec.table:
-        k = rec.settings.objective
-        table = Table(title=f"Candidates over {rec.results.shape[1]} sampled futures of "
-                      f"{rec.settings.horizon // 3600} h (mean ± sd; waits h:mm:ss)",
-                      title_justify="left", box=box.SIMPLE)
-        for col in ("candidate", "fidelity", k, "gain", "wins", "avg wait",
-                    "p95 from now", "max from now", "risk"):
-            table.add_column(col, justify="left" if col in ("candidate", "fidelity")
-                             else "right", no_wrap=True)
-        rows = sorted(enumerate(rec.table), key=lambda r: (r[0] != 0, -r[1]["gain"]))
-        fmt = _hms if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
-                                        else f"{v:.2f}")
-        for i, row in rows[:top + 1]:
-            style = "bold green" if i == rec.chosen and i else ("bold" if i == 0 else None)
-            table.add_row(row["label"], row["fidelity"],
-                          f"{fmt(row[k])} ± {fmt(row[k + '_sd'])}", f"{row['gain']:+.1%}",
-                          f"{row['wins']:.0%}", _hms(row["avg_wait"]), _hms(row["p95_wait"]),
-                          _hms(row["max_wait"]), "ok" if row["safe"] else "over",
-                          style=style)
-        parts.append(table)
-    verdict = "change recommended" if rec.change else "keep the configuration in effect"
-    parts.append(Text(f"{verdict}: {rec.reason}",
-                      style="bold green" if rec.change else "bold"))
-    if change is not None and not change.empty:
-        parts.append(Text(f"fidelity: {change.fidelity}; activation: "
-                          f"{'restart slurmctld' if change.restart else 'scontrol reconfigure'}"))
-        diff = Table(title="slurm.conf (include fragment)", title_justify="left",
-                     box=box.SIMPLE)
-        for col in ("key", "in effect", "recommended"):
-            diff.add_column(col)
-        for key, (a, b) in change.diff.items():
-            diff.add_row(key, a or "(unset)", b or "(unset)")
-        parts.append(diff)
-        if change.script:
-            parts.append(Text("job_submit.lua sets the site factor (written with --write)"))
-        if change.commands:
-            shown = list(change.commands[:6])
-            more = len(change.commands) - len(shown)
-            parts.append(Text("\n".join(shown + ([f"... {more} more"] if more else []))))
-        for c in change.caveats:
-            parts.append(Text(f"caveat: {c}", style="dim"))
-    return Group(*parts)
-
-
-def history_view(runs: list[dict]) -> Table:
-    table = Table(title="Past recommendations (newest first)", title_justify="left",
-                  box=box.SIMPLE)
-    for col in ("run", "when", "source", "decision", "exit"):
-        table.add_column(col)
-    for r in runs:
-        when = datetime.fromtimestamp(r["at"], timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        table.add_row(str(r["id"]), when, r["source"],
-                      r["label"] if r["change"] else "keep", str(r["exit_code"]))
-    return table
-
-
 def online_table(workload: Workload, result, weeks: int = 12) -> Group:
     """Seed 000's comparison: overall, the policies followed, and the first weeks."""
     t = result.total

@@ -13,6 +13,11 @@ job's past wait is the same under every candidate, and counted in, it would hide
 candidate starves it further (a week-old job that FCFS starts at once and LCFS leaves for
 days differs by days, not by a few per cent). Utilisation is over the horizon itself,
 running jobs included.
+
+``evaluate`` also returns each job's wait (from submission; NaN if it never starts), in the
+same order for every candidate of a sample, for ``tail_push`` (the recommender's per-job
+risk limit, filled in by ``advisor.recommend``: one maximum compared with another can hide
+that a candidate starves one particular job).
 """
 from __future__ import annotations
 
@@ -30,7 +35,8 @@ from policies.ordering import LCFS_EPOCH
 
 #: what each simulation reports, in this order (waits in seconds; p95 and max from the
 #: snapshot, see above)
-METRICS = ("avg_bsld", "avg_wait", "p95_wait", "max_wait", "utilization", "unstarted")
+METRICS = ("avg_bsld", "avg_wait", "p95_wait", "max_wait", "utilization", "unstarted",
+           "tail_push")
 #: lower is better, except utilisation
 HIGHER_IS_BETTER = frozenset({"utilization"})
 
@@ -52,18 +58,35 @@ def site_epoch(snapshot: Snapshot) -> int:
     return LCFS_EPOCH if snapshot.time > LCFS_EPOCH else 0
 
 
-def evaluate(task: Task) -> np.ndarray:
-    """Metrics of every candidate of the task: shape (candidates, len(METRICS))."""
+def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """Metrics of every candidate of the task, shape (candidates, len(METRICS)), and the
+    wait of each job it measures, shape (candidates, jobs), float32."""
     snap, sample = task.snapshot, task.sample
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
     pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
     nice = nice_of(base, snap)
     out = np.zeros((len(task.candidates), len(METRICS)))
+    waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
     for c, cand in enumerate(task.candidates):
         inp = candidate_input(base, cand, snap, task.epoch, nice)
         start, _ = run_slurm(inp)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
-    return out
+        waits[c] = np.where(start >= 0, start - inp.jobs[SUBMIT], np.nan)[pending]
+    return out, waits
+
+
+def tail_push(waits: np.ndarray, ref: int) -> np.ndarray:
+    """Per candidate (rows of one sample's ``waits``): how much it pushes the job it delays
+    most beyond the reference's worst wait, as that job's wait over its wait under the
+    reference (0: no job waits longer than the reference's longest wait). A candidate
+    that lets one job fall behind everything (a wide job under a short-first order) shows
+    here, even when its maximum wait, another job's, looks like the reference's."""
+    worst = np.nanmax(waits[ref]) if np.isfinite(waits[ref]).any() else np.inf
+    # a job the reference never starts counts as waiting forever: nothing can push it
+    own = np.where(np.isnan(waits[ref]), np.inf, np.maximum(waits[ref], 60.0))
+    cand = np.where(np.isnan(waits), np.inf, waits)
+    ratio = np.where(cand > worst, cand / own, 0.0)
+    return ratio.max(axis=1, initial=0.0)
 
 
 def nice_of(base, snap: Snapshot) -> np.ndarray:

@@ -120,6 +120,14 @@ def change_for(candidate: Candidate, snapshot: Snapshot, epoch: int = 0) -> Slur
         values = candidate.site.values(submit, minutes, epoch)
         commands += [f"scontrol update JobId={j.job_id} SiteFactor={int(v)}"
                      for j, v in zip(pending, values)]
+    elif not candidate.is_current:
+        # the simulation gave every job site factor 0: clear what an earlier ordering set
+        commands += [f"scontrol update JobId={j.job_id} SiteFactor=0" for j in snapshot.pending
+                     if j.priority_factors.get("site", 0)]
+        if "lua" in current.job_submit_plugins:
+            caveats.append("if job_submit.lua sets site factors (an earlier advisor "
+                           "ordering), new jobs keep getting them: --apply replaces the "
+                           "advisor's own script with one that sets none")
     restart = needs_restart(diff, current.slurm_version)
     if diff:
         commands.insert(0, "scontrol reconfigure" if not restart else

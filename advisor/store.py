@@ -71,11 +71,36 @@ class Store:
         return row[0] if row else None
 
     def runs(self, limit: int = 20) -> list[dict]:
+        """The last ``limit`` runs, newest first, with the figures a history shows: the
+        queue's bounded slowdown, the chosen candidate's gain, and whether --apply ran
+        ("yes", "failed", or None)."""
         rows = self.db.execute(
-            "SELECT id, at, source, snapshot_time, change, spec, label, exit_code FROM runs "
-            "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+            "SELECT id, at, source, snapshot_time, change, spec, label, exit_code, doc FROM "
+            "runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         keys = ("id", "at", "source", "snapshot_time", "change", "spec", "label", "exit_code")
-        return [dict(zip(keys, r)) for r in rows]
+        out = []
+        for r in rows:
+            doc = json.loads(r[-1])
+            chosen = next((c for c in doc.get("candidates", [])
+                           if r[4] and c.get("spec") == r[5]), None)
+            applied = doc.get("applied")
+            out.append({**dict(zip(keys, r)), "queue_bsld": doc.get("queue_bsld"),
+                        "gain": chosen.get("gain") if chosen else None,
+                        "applied": None if applied is None else
+                        ("failed" if "error" in applied else "yes")})
+        return out
+
+    def last_doc(self) -> dict | None:
+        """The newest run's whole document (its ``source`` added), or None."""
+        row = self.db.execute("SELECT source, doc FROM runs ORDER BY id DESC LIMIT 1"
+                              ).fetchone()
+        return None if row is None else {**json.loads(row[1]), "source": row[0]}
+
+    def docs(self, limit: int = 200) -> list[dict]:
+        """The last ``limit`` documents, oldest first, each with its run time ``at``."""
+        rows = self.db.execute("SELECT at, doc FROM runs ORDER BY id DESC LIMIT ?",
+                               (limit,)).fetchall()
+        return [{**json.loads(d), "at": at} for at, d in reversed(rows)]
 
     def close(self) -> None:
         self.db.close()

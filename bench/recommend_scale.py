@@ -74,10 +74,11 @@ def first_moment_with(workload, pending: int) -> int:
 
 
 def specs(n: int, exclude: str | None = None) -> list[str]:
-    """The default grid, then extra age ramps, up to n candidates besides the current;
-    without the specs that contain ``exclude``."""
+    """The default grid (52), then the same with three more age ramps (48): 100
+    candidates besides the current; without the specs that contain ``exclude``."""
     grid = grid_specs()
-    extra = [s.replace("T=24h", "T=48h") for s in grid if s.endswith(":T=24h")]
+    extra = [s.replace("T=24h", f"T={r}") for r in ("48h", "8h", "2h") for s in grid
+             if s.endswith(":T=24h")]
     return [s for s in grid + extra if not exclude or exclude not in s][:n]
 
 

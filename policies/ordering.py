@@ -101,10 +101,20 @@ class SlurmOrdering:
     site: SiteRule | None = None
     fidelity: str = "exact"
     caveats: tuple[str, ...] = ()
-    band: int = 0   # the age weight of a threshold: one day of the key; -1: CPUs / 4
+    #: a threshold's age weight: the key's whole range, so that a job past T is ahead of
+    #: every job just submitted ("cpus": the machine's CPUs; "limit": the longest partition
+    #: MaxTime in minutes, at least a day); 0: no threshold form, ``no_threshold`` says why
+    band: int | str = 0
+    no_threshold: str = "all priorities are equal: age alone would order"
 
     def age_band(self, cluster: Cluster) -> int:
-        return max(cluster.cpus // 4, 1) if self.band < 0 else self.band
+        if self.band == "cpus":
+            return max(cluster.cpus, 1)
+        if self.band == "limit":
+            limits = [p.max_time for p in cluster.partitions]
+            longest = max(limits) // 60 if limits and None not in limits else 0
+            return max(1440, longest)
+        return int(self.band)
 
 
 @dataclass(frozen=True)
@@ -144,25 +154,27 @@ FCFS = Ordering("fcfs", "first come, first served: earliest submit first",
                 slurm=SlurmOrdering(caveats=(
                     "all priorities are 1: submit time, then job id, decide (F1)", _REPLACES)))
 LCFS = Ordering("lcfs", "last come, first served: latest submit first",
-                slurm=SlurmOrdering(site=LCFS_RULE, band=86400, caveats=(
+                slurm=SlurmOrdering(site=LCFS_RULE, no_threshold=(
+                    "an age ramp is bounded and LCFS's site factor grows with the clock, so a "
+                    "waiting job falls behind every later one whatever the weight"), caveats=(
                     "1-second granularity: jobs of the same second run FCFS", _REPLACES)))
 SPF = Ordering("spf", "smallest estimated processing time (requested time) first",
-               slurm=SlurmOrdering(site=SPF_RULE, band=1440, caveats=(
+               slurm=SlurmOrdering(site=SPF_RULE, band="limit", caveats=(
                    "by the limit in whole minutes; equal limits run FCFS",
                    "a job whose limit an administrator changes is re-ranked by "
                    "slurm_job_modify", _REPLACES)))
 LPF = Ordering("lpf", "largest estimated processing time first",
-               slurm=SlurmOrdering(site=LPF_RULE, band=1440, caveats=(
+               slurm=SlurmOrdering(site=LPF_RULE, band="limit", caveats=(
                    "by the limit in whole minutes; equal limits run FCFS", _REPLACES)))
 SQF = Ordering("sqf", "smallest resource requirement (processors) first",
-               slurm=SlurmOrdering(band=-1, weights=(
+               slurm=SlurmOrdering(band="cpus", weights=(
                    ("priority_weight_tres", {"CPU": -1.0}),
                    ("priority_flags", ("NO_NORMAL_TRES",)),
                    ("priority_weight_partition", SQF_BASE)), caveats=(
                    "a PriorityWeightPartition base keeps priorities positive: partitions "
                    "must share one PriorityJobFactor", _REPLACES)))
 LQF = Ordering("lqf", "largest resource requirement first",
-               slurm=SlurmOrdering(band=-1, weights=(
+               slurm=SlurmOrdering(band="cpus", weights=(
                    ("priority_weight_tres", {"CPU": 1.0}),
                    ("priority_flags", ("NO_NORMAL_TRES",))), caveats=(_REPLACES,)))
 EXP = Ordering("exp", "largest expansion factor (wait + estimate) / estimate first")

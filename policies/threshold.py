@@ -3,9 +3,16 @@
 After the primary queue is sorted, jobs that have waited more than T go to its head, in
 submit order: a bound on the starvation that non-FCFS orderings risk.
 
-In Slurm (``to_slurm``; ../shared/slurm/MAPPING.md §3) it is an age ramp: PriorityMaxAge=T
-with an age weight worth one ``band`` of the ordering's key (a day of limits for SPF, ...),
-so a job that has waited T gains that much over a new one. A ramp, not a step: approximate.
+In Slurm (``to_slurm``; ../shared/slurm/MAPPING.md §3) it is a linear age slope: a job gains
+the ordering's whole key range (``band``: a day of limits or the longest MaxTime for SPF,
+every CPU for SQF, ...) per T of waiting, up to PriorityMaxAge = ``HORIZON`` (two weeks).
+So a job can be passed only by jobs submitted less than T after it: its wait is bounded
+(approximately the textbook step, which also serves the jobs past T in submit order).
+
+The first mapping, PriorityMaxAge=T with an age weight of one band, was not a bound: every
+job past T gains the same, so among them the ordering's key still decides, and a long, wide
+job stays behind each short one that reaches T after it. In an online replay of SDSC-SP2
+under EASY-SPF with that 4 h ramp, a 64-CPU, 18 h job waited 76 days (2.2 static).
 """
 from __future__ import annotations
 
@@ -13,6 +20,10 @@ from dataclasses import dataclass, field, replace
 
 from advisor.engine import EngineConfig
 from advisor.model import SchedulingConfig
+
+
+#: PriorityMaxAge of a threshold: the age up to which the slope holds (see above)
+HORIZON = 14 * 86400
 
 
 @dataclass(frozen=True)
@@ -34,10 +45,13 @@ class QueueThreshold:
 
     def to_slurm(self, config: SchedulingConfig, params: Params,
                  band: int) -> tuple[SchedulingConfig, str, tuple[str, ...]]:
-        config = replace(config, priority_weight_age=int(band), priority_max_age=params.T)
+        span = max(HORIZON, params.T)
+        weight = int(round(band * span / max(params.T, 1)))
+        config = replace(config, priority_weight_age=weight, priority_max_age=span)
         return config, "approximate", (
-            f"an age ramp: priority grows by {band} over the first {params.T} s of wait, "
-            "then stays (not the textbook step to the queue's head)",
+            f"an age slope: priority grows by {band} per {params.T} s of wait (up to "
+            f"{span // 86400} days), so no job submitted more than T later passes a job; "
+            "not the textbook step to the queue's head",
             "age counts from eligibility and is recomputed every PriorityCalcPeriod")
 
 

@@ -122,9 +122,19 @@ def test_recommend_exit_code_json_store_and_lock(tmp_path):
     if doc["change"]:
         conf = (tmp_path / "out" / "advisor.conf").read_text()
         assert conf == doc["change_detail"]["fragment"]
-    report = advisor("report", "--store", str(store), "--json")
-    runs = json.loads(report.stdout)["runs"]
+    report = advisor("report", "--store", str(store), "--json", "--plot",
+                     str(tmp_path / "report.png"))
+    assert report.returncode == 0, report.stderr
+    stored = json.loads(report.stdout)
+    runs = stored["runs"]
     assert len(runs) == 1 and runs[0]["exit_code"] == done.returncode
+    assert stored["latest"]["candidates"] == doc["candidates"]
+    assert doc["cluster"]["cpus"] == 100 and doc["cluster"]["pending"] == sum(
+        p["pending"] for p in doc["cluster"]["partitions"])
+    assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = advisor("report", "--store", str(store)).stdout
+    assert "Latest run" in text and "Candidates over 3 sampled futures" in text
+    assert "Past recommendations" in text and "EASY-SPF-SPF" in text
 
     import fcntl
     with open(store.with_suffix(".lock"), "a+") as held:

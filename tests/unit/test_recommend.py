@@ -133,3 +133,62 @@ def test_a_candidate_input_is_the_input_built_from_scratch_under_its_configurati
         np.testing.assert_allclose(fast.rec_static, slow.rec_static, rtol=1e-12)
         np.testing.assert_array_equal(fast.cfg, slow.cfg)
         np.testing.assert_array_equal(run_slurm(fast)[0], run_slurm(slow)[0])
+
+
+def test_default_grid_holds_only_candidates_that_bound_waiting():
+    """A job may be passed only by jobs submitted less than T after it: the age slope is the
+    ordering's whole key (a day of limits at least, the longest MaxTime; every CPU) per T.
+    LCFS has no such form (its site factor grows with the clock) and is refused."""
+    from dataclasses import replace
+
+    from advisor.candidates import grid_specs
+    from advisor.errors import BadInput
+    snap, _ = _setup(bundled("KTH-SP2", False))
+    specs = grid_specs()
+    assert len(specs) == 52 and not [s for s in specs if "LCFS" in s]
+    assert all("T=" in s for s in specs if ":FCFS" not in s)
+    with pytest.raises(BadInput, match="LCFS has no Slurm form"):
+        slurm_candidate(parse_policy("easy:LCFS:T=4h"), snap.config, snap.machine)
+    # the slope: the key's whole range per T, up to two weeks (84 T of 4 h)
+    sqf = slurm_candidate(parse_policy("easy:SQF:T=4h"), snap.config, snap.machine)
+    assert sqf.config.priority_weight_age == 84 * snap.machine.cpus == 8400
+    assert sqf.config.priority_max_age == 14 * 86400
+    spf = slurm_candidate(parse_policy("easy:SPF:T=4h"), snap.config, snap.machine)
+    assert spf.config.priority_weight_age == 84 * 1440  # the trace's partition: no MaxTime
+    m = snap.machine
+    week = replace(m, partitions=tuple(replace(p, max_time=7 * 86400) for p in m.partitions))
+    spf = slurm_candidate(parse_policy("easy:SPF:T=4h"), snap.config, week)
+    assert spf.config.priority_weight_age == 84 * 7 * 1440
+
+
+def test_a_candidate_without_site_factors_clears_the_ones_in_effect():
+    """The simulation gives such a candidate's jobs site factor 0; the change must too."""
+    from dataclasses import replace
+    snap, _ = _setup(bundled("KTH-SP2", False))
+    pending = tuple(replace(j, priority_factors={"site": 1000 + i} if i % 2 else {})
+                    for i, j in enumerate(snap.pending))
+    snap = replace(snap, pending=pending,
+                   config=replace(snap.config, job_submit_plugins=("lua",)))
+    cand = slurm_candidate(parse_policy("easy:FCFS"), snap.config, snap.machine)
+    change = change_for(cand, snap)
+    cleared = [c for c in change.commands if c.endswith("SiteFactor=0")]
+    assert len(cleared) == len(pending) // 2 > 0
+    assert any("job_submit.lua sets site factors" in c for c in change.caveats)
+
+
+def test_tail_push_flags_the_job_a_candidate_leaves_behind():
+    from advisor.scenario import tail_push
+    ref = [100, 5000, 20000, 60]                # the reference's worst wait: 20,000 s
+    same_max = [10, 30000, 200, 60]             # max 30,000: only 1.5x the reference's...
+    starve = [10, 200, 9000, 25000]             # ...but this one takes a 60 s job to 25,000
+    never = [10, 200, 9000, np.nan]             # never started: pushed without bound
+    push = tail_push(np.array([ref, same_max, starve, never], np.float32), 0)
+    assert push[0] == 0                         # nothing beyond its own worst
+    assert push[1] == pytest.approx(6.0)        # 30,000 / 5,000
+    assert push[2] == pytest.approx(25000 / 60)
+    assert push[3] == np.inf
+    s = Settings()
+    res = _results([[10] * 4, [5] * 4, [5] * 4], max_wait=[1000, 1000, 1000])
+    res[2, :, METRICS.index("tail_push")] = 2.0     # over risk 1.5: vetoed
+    chosen, _, table = decide(_cands(3), res, s)
+    assert chosen == 1 and not table[2]["safe"]

@@ -1,0 +1,240 @@
+"""``--apply``: put a recommended change in effect on a live cluster, or leave it as it was.
+
+The advisor owns two files and nothing else: its slurm.conf include fragment (default
+``advisor.conf`` beside slurm.conf) and, when a candidate needs one, ``job_submit.lua``
+(where slurmctld looks for it: beside slurm.conf). slurm.conf itself is never edited; the
+site adds one line, ``Include <fragment>``, after every scheduling key (a later line wins).
+
+Steps, each checked; a failure after the first write restores every file from its backup,
+reconfigures again and resets the site factors it changed, then raises ``ApplyFailed``:
+1. refuse what ``scontrol reconfigure`` cannot enact (MAPPING.md §7), a slurm.conf without
+   the Include line or with a scheduling key after it, and a job_submit.lua that is the
+   site's own (it would be replaced);
+2. back up each file (``.bak``) and write the new one atomically. The fragment keeps the
+   keys an earlier change set and takes the new values: the diff is against the
+   configuration in effect, which includes them;
+3. ``scontrol reconfigure``; 4. ``scontrol show config`` must show every changed key with
+   its new value; 5. the scontrol commands that re-rank pending jobs (site factors). A job
+   that started or ended meanwhile is skipped, not a failure.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import time as clock
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.files import atomic_write
+from adapters.slurm_cli import SlurmCommands
+from adapters.slurm_text import parse_config
+from advisor.errors import AdvisorError, BadInput, SourceUnavailable
+from advisor.model import Snapshot
+from advisor.slurmconf import FRAGMENT, SCRIPT, SlurmChange, conf_lines
+
+#: the first line of every file the advisor writes: what it may replace
+MARK = "slurm-policy-advisor"
+#: job_submit.lua when the candidate sets no site factor but an earlier advisor script did:
+#: new jobs get none (the simulation of such a candidate gives every job site factor 0)
+NEUTRAL_SCRIPT = (f"-- {MARK}: no site factor (the ordering in effect needs none)\n"
+                  "function slurm_job_submit(job_desc, part_list, submit_uid)\n"
+                  "   return slurm.SUCCESS\nend\n\n"
+                  "function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)\n"
+                  "   return slurm.SUCCESS\nend\n")
+VERIFY_TIMEOUT = 15.0
+
+
+class ApplyFailed(AdvisorError):
+    """--apply failed and everything it changed was put back (exit code 6)."""
+
+    exit_code = 6
+
+
+class RollbackFailed(AdvisorError):
+    """--apply failed and so did putting things back: the message says what to restore by
+    hand (exit code 7)."""
+
+    exit_code = 7
+
+
+@dataclass(frozen=True)
+class Applied:
+    fragment: str
+    script: str | None
+    backups: tuple[str, ...]
+    verified: dict[str, str]          # key: the value scontrol show config reports
+    site_updates: int
+    skipped_jobs: tuple[int, ...]     # no longer pending when their update ran
+
+    def as_dict(self) -> dict:
+        return {"fragment": self.fragment, "job_submit_lua": self.script,
+                "backups": list(self.backups), "verified": self.verified,
+                "site_updates": self.site_updates, "skipped_jobs": list(self.skipped_jobs)}
+
+
+def slurm_conf_path(commands: SlurmCommands) -> Path:
+    """The slurm.conf that slurmctld read (``scontrol show config``'s SLURM_CONF)."""
+    for line in commands.run("scontrol", "show", "config").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "SLURM_CONF":
+            return Path(value.strip())
+    raise BadInput("scontrol show config names no SLURM_CONF; pass --include FILE")
+
+
+def check_include(conf: Path, fragment: Path, keys) -> None:
+    """slurm.conf must include ``fragment`` after every line that sets one of ``keys``."""
+    try:
+        lines = conf.read_text().splitlines()
+    except OSError as e:
+        raise SourceUnavailable(f"cannot read {conf}: {e.strerror or e}") from e
+    at, last = None, {}
+    for n, raw in enumerate(lines, 1):
+        line = raw.split("#", 1)[0].strip()
+        word, _, rest = line.partition(" ")
+        if word.lower() == "include" and _resolve(rest.strip(), conf) == fragment.resolve():
+            at = n
+        key = line.split("=", 1)[0].strip()
+        if "=" in line and key.lower() in {k.lower() for k in keys}:
+            last[key] = n
+    fix = f"add 'Include {fragment}' as the last line of {conf}"
+    if at is None:
+        raise BadInput(f"{conf} does not include {fragment}: {fix}")
+    late = sorted(k for k, n in last.items() if n > at)
+    if late:
+        raise BadInput(f"{conf} sets {', '.join(late)} after 'Include {fragment}', which "
+                       f"would override the advisor's value: {fix}")
+
+
+def _resolve(path: str, conf: Path) -> Path:
+    p = Path(path)
+    return (p if p.is_absolute() else conf.parent / p).resolve()
+
+
+def merged_fragment(old: str, change: SlurmChange) -> str:
+    """The keys an earlier fragment set, updated with this change's new values."""
+    keys = {}
+    for raw in old.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        key, sep, value = line.partition("=")
+        if sep:
+            keys[key.strip()] = value.strip()
+    keys.update({k: new for k, (_, new) in change.diff.items()})
+    stamp = clock.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return (f"# {MARK}: {change.label} ({change.spec}), applied {stamp}\n"
+            f"# fidelity: {change.fidelity}; the previous version is in {FRAGMENT}.bak\n"
+            + "".join(f"{k}={v}\n" for k, v in keys.items()))
+
+
+def _normal(value: str) -> str:
+    """A slurm.conf value as compared: case, item order and plugin prefixes aside."""
+    items = (re.sub(r"^job_submit/", "", v.strip().lower()) for v in value.split(","))
+    return ",".join(sorted(v for v in items if v and v not in ("(null)", "none")))
+
+
+def _ours(path: Path) -> bool:
+    return not path.exists() or MARK in path.read_text(errors="replace").split("\n", 1)[0]
+
+
+def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommands,
+                 fragment: Path | None = None) -> Applied:
+    """Enact ``change`` (from ``advisor.slurmconf.change_for`` on ``snapshot``) or raise
+    with everything put back; see the module docstring."""
+    if change.restart:
+        raise BadInput("this change needs a slurmctld restart (PriorityType or "
+                       "SchedulerType): --apply does only what 'scontrol reconfigure' can; "
+                       "use --write DIR and restart slurmctld by hand")
+    conf = slurm_conf_path(commands)
+    fragment = fragment or conf.parent / FRAGMENT
+    text = merged_fragment(_read(fragment), change)
+    check_include(conf, fragment, {line.split("=", 1)[0] for line in text.splitlines()
+                                   if "=" in line and not line.startswith("#")})
+    script_path = conf.parent / SCRIPT
+    script = change.script
+    if not script and "lua" in snapshot.config.job_submit_plugins and script_path.exists() \
+            and _ours(script_path) and NEUTRAL_SCRIPT != script_path.read_text():
+        script = NEUTRAL_SCRIPT          # an earlier advisor ordering's script: retire it
+    if script and not _ours(script_path):
+        raise BadInput(f"{script_path} is the site's own job_submit.lua and --apply would "
+                       "replace it: merge the site-factor line into it by hand (--write DIR "
+                       "gives the advisor's version)")
+    files = [(fragment, text)]
+    if script:
+        files.append((script_path, script))
+    # the fragment is put back even when it was empty: slurm.conf includes it
+    saved = [(path, _read(path) if path.exists() or path == fragment else None)
+             for path, _ in files]
+    backups, updated = [], []
+    try:
+        for (path, text), (_, old) in zip(files, saved):
+            if old:
+                atomic_write(path.with_name(path.name + ".bak"), old)
+                backups.append(str(path.with_name(path.name + ".bak")))
+            atomic_write(path, text)
+        commands.run("scontrol", "reconfigure")
+        verified = _verify(change, commands)
+        skipped = _rerank(change, commands, updated)
+    except AdvisorError as e:
+        _roll_back(saved, snapshot, updated, commands, e)
+    return Applied(str(fragment), str(script_path) if script else None, tuple(backups),
+                   verified, len(updated), tuple(skipped))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text() if path.exists() else ""
+    except OSError as e:
+        raise SourceUnavailable(f"cannot read {path}: {e.strerror or e}") from e
+
+
+def _verify(change: SlurmChange, commands: SlurmCommands) -> dict[str, str]:
+    """What ``scontrol show config`` reports for each changed key, once it matches; the
+    controller applies a reconfigure before it answers, the poll is a margin."""
+    deadline = clock.monotonic() + VERIFY_TIMEOUT
+    while True:
+        shown = conf_lines(parse_config(commands.run("scontrol", "show", "config")))
+        wrong = {k: (shown[k], new) for k, (_, new) in change.diff.items()
+                 if _normal(shown[k]) != _normal(new)}
+        if not wrong:
+            return {k: shown[k] for k in change.diff}
+        if clock.monotonic() > deadline:
+            k, (seen, want) = next(iter(wrong.items()))
+            raise ApplyFailed(f"after scontrol reconfigure, scontrol show config has "
+                              f"{k}={seen}, not {want}")
+        clock.sleep(0.5)
+
+
+def _rerank(change: SlurmChange, commands: SlurmCommands, updated: list) -> list[int]:
+    """Run the change's job updates; ``updated`` collects (job id) as each succeeds."""
+    skipped = []
+    for line in change.commands:
+        args = shlex.split(line)
+        if args[:2] != ["scontrol", "update"]:
+            continue
+        job = int(next(a for a in args if a.startswith("JobId=")).split("=")[1])
+        try:
+            commands.run(*args)
+            updated.append(job)
+        except SourceUnavailable:
+            if commands.run("squeue", "-h", "-t", "PD", "-j", str(job), "-o", "%i").strip():
+                raise
+            skipped.append(job)    # started or ended since the snapshot
+    return skipped
+
+
+def _roll_back(saved, snapshot: Snapshot, updated: list[int], commands: SlurmCommands,
+               cause: AdvisorError):
+    try:
+        for path, old in saved:
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, old)
+        commands.run("scontrol", "reconfigure")
+        site = {j.job_id: j.priority_factors.get("site", 0) for j in snapshot.pending}
+        for job in updated:
+            commands.run("scontrol", "update", f"JobId={job}", f"SiteFactor={int(site[job])}")
+    except AdvisorError as e:
+        where = ", ".join(f"{p} (backup {p}.bak)" for p, _ in saved)
+        raise RollbackFailed(f"--apply failed ({cause}) and so did the rollback ({e}): "
+                             f"restore {where} and run scontrol reconfigure") from e
+    raise ApplyFailed(f"--apply failed and was rolled back: {cause}") from cause

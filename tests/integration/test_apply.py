@@ -1,0 +1,171 @@
+"""Live snapshot -> recommend -> ``--apply`` on the real test cluster (issue 5, item 9).
+
+The queue is built so that the answer is not in doubt: a job holding all 64 CPUs for
+five minutes, then a wide, long job (64 CPUs, 60 min limit) and, after it, four narrow
+short ones (16 CPUs, 2 min). The test cluster's own weights (age, job size favouring large
+jobs, partition) put the wide job first; shortest-first puts the four short ones first and
+waits far less. The test recommends between the two with the advisor's CLI, applies, and
+checks on slurmctld itself: ``scontrol show config``, ``sprio``, the pending order, and the
+order in which the jobs really start when the first job ends (cancelled, so that the test
+need not wait for it).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters import slurm_cli
+from adapters.slurm_cli import SlurmCommands
+from adapters.slurm_text import parse_config, parse_sprio, SPRIO_FORMAT
+from advisor.candidates import candidates_for
+from advisor.cli import main
+from advisor.engine.slurm import job_limit, run_slurm, slurm_input
+from advisor.scenario import candidate_input, nice_of, site_epoch
+from tests.integration.test_slurm_snapshot import submit
+
+pytestmark = pytest.mark.slurm
+
+
+@pytest.fixture()
+def included(clean_queue):
+    """slurm.conf with ``Include advisor.conf`` as its last line; afterwards the cluster's
+    own configuration again (no fragment, no job_submit.lua)."""
+    slurm = clean_queue
+    etc = slurm.root / "etc"
+    conf, fragment, lua = etc / "slurm.conf", etc / "advisor.conf", etc / "job_submit.lua"
+    original = conf.read_text()
+    fragment.write_text("")
+    conf.write_text(original + f"Include {fragment}\n")
+    slurm.run("scontrol", "reconfigure")
+    try:
+        yield slurm, fragment, lua
+    finally:
+        slurm.cancel_all()
+        conf.write_text(original)
+        for path in (fragment, lua, *etc.glob("*.bak")):
+            path.unlink(missing_ok=True)
+        slurm.run("scontrol", "reconfigure")
+        time.sleep(2)
+
+
+def _recommend(tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, str]:
+    code = main(["recommend", "--from", "slurm:cli", "--candidate", "easy:SPF",
+                 "--samples", "2", "--executor", "serial", "--store",
+                 str(tmp_path / "a.sqlite"), "--json", *extra])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {}, err
+
+
+def _queue(slurm) -> tuple[int, int, list[int]]:
+    """The blocker (running), then the wide job and the four short ones (pending)."""
+    blocker = submit(slurm, ["-n", "64", "-t", "5"], 300)
+    time.sleep(2)
+    wide = submit(slurm, ["-n", "64", "-t", "60"], 600)
+    short = [submit(slurm, ["-n", "16", "-t", "2"], 20) for _ in range(4)]
+    time.sleep(3)                      # priorities computed (PriorityCalcPeriod=1)
+    return blocker, wide, short
+
+
+def _pending_by_priority(slurm) -> list[int]:
+    out = slurm.run("squeue", "-h", "-t", "PD", "--sort=-p,i", "-o", "%i")
+    return [int(x) for x in out.split()]
+
+
+def _simulated_first(commands) -> set[int]:
+    """The pending jobs that EASY-SPF, as the advisor simulates it from a live snapshot,
+    starts first (every job running to its limit)."""
+    snap = slurm_cli.snapshot(commands)
+    cand = candidates_for(snap, ["easy:SPF"])[1]
+    limits = {j.job_id: job_limit(j, snap.machine) for j in (*snap.running, *snap.pending)}
+    base = slurm_input(snap, limits, config=snap.config)
+    start, _ = run_slurm(candidate_input(base, cand, snap, site_epoch(snap),
+                                         nice_of(base, snap)))
+    ids = base.job_ids
+    pending = {j.job_id for j in snap.pending}
+    starts = {int(i): int(t) for i, t in zip(ids, start) if int(i) in pending}
+    return {i for i, t in starts.items() if t == min(starts.values())}
+
+
+def test_recommend_apply_reorders_the_real_queue(included, tmp_path, capsys):
+    slurm, fragment, lua = included
+    blocker, wide, short = _queue(slurm)
+    assert _pending_by_priority(slurm)[0] == wide, "the cluster's own weights favour the " \
+        "wide job: the test's premise"
+
+    first = _simulated_first(SlurmCommands())   # the snapshot --apply will also see
+    code, doc, _ = _recommend(tmp_path, capsys, "--apply")
+    assert code == 10, doc["reason"]
+    assert doc["chosen"]["spec"] == "easy:SPF"
+    applied = doc["applied"]
+    assert "error" not in applied, applied
+
+    # the fragment overrides slurm.conf's own SchedulerParameters (a later line wins), and
+    # slurmctld reports every key the simulation played
+    shown = parse_config(slurm.run("scontrol", "show", "config"))
+    assert "bf_job_part_count_reserve" not in (slurm.root / "etc" / "slurm.conf").read_text()
+    assert shown.backfill.bf_job_part_count_reserve == 1
+    assert shown.priority_weight_age == 0 and shown.priority_weight_job_size == 0
+    assert "lua" in shown.job_submit_plugins and lua.exists()
+    for key, value in applied["verified"].items():
+        assert value.lower().replace(" ", "") == \
+            doc["change_detail"]["diff"][key]["recommended"].lower().replace(" ", "")
+
+    # sprio: site factors as the simulation gave them (SPF: 1440*... - limit in minutes)
+    factors = parse_sprio(slurm.run("sprio", "--noheader", "--format", SPRIO_FORMAT))
+    site = {job: f["site"] for (job, _), f in factors.items()}
+    print(f"\napplied: {applied}\nsite factors: wide {site[wide]}, short {site[short[0]]}")
+    assert site[short[0]] > site[wide]
+    assert len({site[j] for j in short}) == 1
+    assert _pending_by_priority(slurm)[:4] == sorted(short)
+
+    # and the real starts follow: when the blocker ends, the four short jobs start first
+    slurm.run("scancel", str(blocker))
+    deadline = time.monotonic() + 60
+    running: set[int] = set()
+    while time.monotonic() < deadline and not running - {blocker}:
+        time.sleep(1)
+        running = {int(x) for x in slurm.run("squeue", "-h", "-t", "R", "-o", "%i").split()}
+    assert running == set(short) == first, (running, short, wide, first)
+
+    # a job submitted now gets its site factor from the applied job_submit.lua
+    late = submit(slurm, ["-n", "1", "-t", "5"], 5)
+    time.sleep(2)
+    factors = parse_sprio(slurm.run("sprio", "--noheader", "--format", SPRIO_FORMAT))
+    late_site = next(f["site"] for (job, _), f in factors.items() if job == late)
+    assert site[wide] < late_site < site[short[0]]     # a 5 min limit: between them
+    assert "PriorityWeightAge=0" in fragment.read_text()
+
+
+def test_failed_reconfigure_rolls_back(included, tmp_path, capsys):
+    """scontrol reconfigure fails (a wrapper in front of the real scontrol): the files are
+    put back and slurmctld keeps the configuration it had."""
+    slurm, fragment, lua = included
+    _queue(slurm)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    real = {name: _which(name) for name in ("squeue", "sinfo", "sprio", "sacct", "scontrol")}
+    for name, path in real.items():
+        # the first reconfigure fails, the rollback's succeeds
+        guard = (f'if [ "$1" = reconfigure ] && [ ! -e {tmp_path}/failed ]; then touch '
+                 f'{tmp_path}/failed; echo "slurm_reconfigure error: Zero Bytes were '
+                 'transmitted or received" >&2; exit 1; fi\n') if name == "scontrol" else ""
+        (bin_dir / name).write_text(f"#!/bin/sh\n{guard}exec {path} \"$@\"\n")
+        (bin_dir / name).chmod(0o755)
+    before = fragment.read_text()
+    code, _, err = _recommend(tmp_path, capsys, "--apply", "--slurm-bin", str(bin_dir))
+    assert code == 6, err
+    assert "rolled back" in err and "Zero Bytes" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "failed").exists()
+    assert fragment.read_text() == before and not lua.exists()
+    shown = parse_config(SlurmCommands().run("scontrol", "show", "config"))
+    assert shown.priority_weight_age == 1000 and "lua" not in shown.job_submit_plugins
+
+
+def _which(name: str) -> str:
+    import shutil
+    path = shutil.which(name)
+    assert path, name
+    return path
