@@ -1,14 +1,18 @@
 #!/bin/sh
 # Run the advisor from cron: recommend, keep the evidence, tell the admins on a change.
 # Exit codes (advisor recommend): 0 keep, 10 change recommended, 2 bad input,
-# 3 source unavailable (slurmctld/slurmdbd down), 4 missing extra, 5 previous run still busy.
+# 3 source unavailable (slurmctld/slurmdbd down), 4 missing extra, 5 previous run still busy,
+# 6 --apply failed and was rolled back, 7 the rollback failed too (restore by hand).
+# To enact changes as well, set APPLY=--apply (slurm.conf must end with
+# "Include /etc/slurm/advisor.conf"; see the README).
 set -u
 ADVISOR=${ADVISOR:-/opt/slurm-policy-advisor/.venv/bin/advisor}
 OUT=${OUT:-/var/lib/slurm-policy-advisor}
 MAILTO=${MAILTO:-root}
+APPLY=${APPLY:-}
 
 mkdir -p "$OUT"
-"$ADVISOR" recommend --from slurm --write "$OUT/change" --json >"$OUT/last.json.tmp" \
+"$ADVISOR" recommend --from slurm --write "$OUT/change" $APPLY --json >"$OUT/last.json.tmp" \
     2>"$OUT/last.err"
 code=$?
 case $code in
