@@ -323,10 +323,15 @@ class SlurmCluster:
             self.run("scontrol", "reconfigure")
             time.sleep(2)
 
-    def cancel_all(self) -> None:
+    def cancel_all(self, timeout: float = 60.0) -> None:
+        """Cancel every job and wait until squeue lists none: a cancelled job stays
+        (COMPLETING) for a moment, and a snapshot taken then would count it as running."""
         ids = quiet(["squeue", "-h", "-o", "%i"], env=self.env).stdout.split()
         if ids:
             quiet(["scancel", *ids], env=self.env)
+            wait_for("the cancelled jobs to leave the queue", lambda: not quiet(
+                ["squeue", "-h", "-o", "%i"], env=self.env).stdout.split(), timeout=timeout,
+                log=self.root / "log" / "slurmctld.log")
 
     # ---------------------------------------------------------------- stop
     def stop(self, keep: bool = False) -> None:
@@ -334,9 +339,9 @@ class SlurmCluster:
         the others newest first (slurmd, slurmdbd, mariadbd, munged)."""
         if any(name == "slurmctld" and p.poll() is None for name, p in self.procs):
             try:
-                self.cancel_all()
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+                self.cancel_all(timeout=20)
+            except (OSError, subprocess.TimeoutExpired, ClusterError):
+                pass  # stopping anyway
         order = sorted(reversed(self.procs), key=lambda np: np[0] != "slurmctld")
         for name, p in order:
             if p.poll() is None:

@@ -1,13 +1,13 @@
 """Live snapshot -> recommend -> ``--apply`` on the real test cluster (issue 5, item 9).
 
-The queue is built so that the answer is not in doubt: a job holding all 64 CPUs for
-five minutes, then a wide, long job (64 CPUs, 60 min limit) and, after it, four narrow
-short ones (16 CPUs, 2 min). The test cluster's own weights (age, job size favouring large
-jobs, partition) put the wide job first; shortest-first puts the four short ones first and
-waits far less. The test recommends between the two with the advisor's CLI, applies, and
-checks on slurmctld itself: ``scontrol show config``, ``sprio``, the pending order, and the
-order in which the jobs really start when the first job ends (cancelled, so that the test
-need not wait for it).
+The queue is built so that the answer is not in doubt: a job holding all 64 CPUs (for up to
+fifteen minutes; the test cancels it), then a wide, long job (64 CPUs, 60 min limit) and,
+after it, four narrow short ones (16 CPUs, 2 min). The test cluster's own weights (age, job
+size favouring large jobs, partition) put the wide job first; shortest-first puts the four
+short ones first and waits far less. The test recommends between the two with the
+advisor's CLI, applies, and checks on slurmctld itself: ``scontrol show config``,
+``sprio``, the pending order, and the order in which the jobs really start when the first
+job ends.
 """
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ def _recommend(tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, str]:
 
 def _queue(slurm) -> tuple[int, int, list[int]]:
     """The blocker (running), then the wide job and the four short ones (pending)."""
-    blocker = submit(slurm, ["-n", "64", "-t", "5"], 300)
+    # long enough to outlast a cold compile of the engine (about 2 min on a fresh clone)
+    blocker = submit(slurm, ["-n", "64", "-t", "15"], 900)
     time.sleep(2)
     wide = submit(slurm, ["-n", "64", "-t", "60"], 600)
     short = [submit(slurm, ["-n", "16", "-t", "2"], 20) for _ in range(4)]
