@@ -165,11 +165,11 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
              for path, _ in files]
     backups, updated = [], []
     try:
-        for (path, text), (_, old) in zip(files, saved):
+        for (path, content), (_, old) in zip(files, saved):
             if old:
                 atomic_write(path.with_name(path.name + ".bak"), old)
                 backups.append(str(path.with_name(path.name + ".bak")))
-            atomic_write(path, text)
+            atomic_write(path, content)
         commands.run("scontrol", "reconfigure")
         verified = _verify(change, commands)
         skipped = _rerank(change, commands, updated)
