@@ -40,6 +40,12 @@ class Candidate:
     def is_current(self) -> bool:
         return self.spec == CURRENT
 
+    @property
+    def enacts(self) -> tuple:
+        """What Slurm would run: the configuration and the site-factor rule (two candidates
+        with equal ``enacts`` are one; configs hold dicts, so compare, do not hash)."""
+        return (self.config, self.site.name if self.site else None)
+
     def as_dict(self) -> dict:
         return {"spec": self.spec, "label": self.label, "fidelity": self.fidelity,
                 "caveats": list(self.caveats),
@@ -105,12 +111,9 @@ def candidates_for(snapshot: Snapshot, specs: list[str] | None = None,
     each spec's Slurm form (default: the grid). Candidates identical to the one in effect
     are left out."""
     out = [current_candidate(snapshot.config, site)]
-    seen = [(snapshot.config, site.name if site else None)]  # (dicts: compared, not hashed)
     for spec in specs or grid_specs():
         c = slurm_candidate(parse_policy(spec), snapshot.config, snapshot.machine)
-        key = (c.config, c.site.name if c.site else None)
-        if key not in seen:
-            seen.append(key)
+        if all(c.enacts != o.enacts for o in out):
             out.append(c)
     return out
 

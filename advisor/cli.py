@@ -78,7 +78,8 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
     p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
     p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
-                   "to this factor of the current configuration's (default 1.5)")
+                   "to this factor of the configuration in effect's (or --reference's), and "
+                   "no job's wait past its longest wait by more (default 1.5)")
     p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
                    "(default 0.05)")
     p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+from datetime import datetime, timezone
 
 from advisor.errors import MissingExtra
 from advisor.tune import TuneResult
@@ -62,7 +63,6 @@ def report_png(last: dict, docs: list[dict]) -> bytes:
     cand.set_title(f"Candidates at {last.get('cluster', {}).get('when', last['snapshot_time'])}"
                    "\nblack: in effect, green: recommended, red: over a risk limit",
                    fontsize=9)
-    from datetime import datetime, timezone
     when = [datetime.fromtimestamp(d["at"], timezone.utc) for d in docs]
     bsld = [d.get("queue_bsld", float("nan")) for d in docs]
     hist.plot(when, bsld, "-o", ms=3, color="0.4", lw=0.8)

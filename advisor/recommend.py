@@ -133,9 +133,8 @@ def reference_index(candidates: list[Candidate], spec: str | None,
     if spec is None:
         return 0
     ref = slurm_candidate(parse_policy(spec), snapshot.config, snapshot.machine)
-    key = (ref.config, ref.site.name if ref.site else None)
     for i, c in enumerate(candidates):
-        if (c.config, c.site.name if c.site else None) == key:
+        if c.enacts == ref.enacts:
             return i
     candidates.append(ref)
     return len(candidates) - 1

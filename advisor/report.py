@@ -1,6 +1,7 @@
 """Reports: rich renderables for the terminal, and the same content as JSON-ready dicts."""
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -201,12 +202,9 @@ def online_table(workload: Workload, result, weeks: int = 12) -> Group:
                    f"{t['r']:+.3f}; weeks with R > 0: {t['weeks_better']} of {t['weeks']}; "
                    f"{t['decisions']} decision points, {t['simulated']} simulated, "
                    f"{t['changes']} changes")
-    used: dict[str, int] = {}
-    for d in result.decisions:
-        used[d.spec] = used.get(d.spec, 0) + 1
+    used = Counter(d.spec for d in result.decisions)
     policies = Text("in effect after a decision point: " + ", ".join(
-        f"{spec} {n}" for spec, n in sorted(used.items(), key=lambda kv: -kv[1])[:8]),
-        style="dim")
+        f"{spec} {n}" for spec, n in used.most_common(8)), style="dim")
     week = Table(title=f"Per week (first {weeks})", title_justify="left", box=box.SIMPLE)
     for col in ("week", "jobs", "R", "avg wait static", "avg wait online", "max wait static",
                 "max wait online"):

@@ -101,9 +101,9 @@ class SlurmOrdering:
     site: SiteRule | None = None
     fidelity: str = "exact"
     caveats: tuple[str, ...] = ()
-    #: a threshold's age weight: the key's whole range, so that a job past T is ahead of
-    #: every job just submitted ("cpus": the machine's CPUs; "limit": the longest partition
-    #: MaxTime in minutes, at least a day); 0: no threshold form, ``no_threshold`` says why
+    #: the key's whole range, which a threshold's age slope gains per T ("cpus": the
+    #: machine's CPUs; "limit": the longest partition MaxTime in minutes, at least a day);
+    #: 0: no threshold form, ``no_threshold`` says why
     band: int | str = 0
     no_threshold: str = "all priorities are equal: age alone would order"
 
