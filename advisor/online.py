@@ -23,7 +23,7 @@ import pandas as pd
 
 from advisor.candidates import Candidate, slurm_candidate
 from advisor.engine import Estimates, job_arrays
-from advisor.engine.slurm import run_slurm, slurm_input
+from advisor.engine.slurm import slurm_input, start_times
 from advisor.model import SECONDS_PER_WEEK, Job, SchedulingConfig, Snapshot, Workload
 from advisor.policy import parse_policy
 from advisor.recommend import Settings, recommend
@@ -135,7 +135,7 @@ class _System:
                         for j in (*snap.running, *snap.pending, *arrivals)}
             base = slurm_input(snap, runtimes, arrivals, config=current.config)
             inp = candidate_input(base, current, snap, site_epoch(snap), nice_of(base, snap))
-            began, _ = run_slurm(inp)
+            began = start_times(inp)
             rows = np.array([self.row[int(i)] for i in inp.job_ids], np.int64)
             fresh = (start[rows] < 0) & (began >= 0)
             if nxt is not None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.candidates import Candidate
-from advisor.engine.slurm import run_slurm, slurm_input, under_config
+from advisor.engine.slurm import slurm_input, start_times, under_config
 from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
 from advisor.futures import FutureSample
 from advisor.metrics import bounded_slowdown
@@ -69,7 +69,7 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
     for c, cand in enumerate(task.candidates):
         inp = candidate_input(base, cand, snap, task.epoch, nice)
-        start, _ = run_slurm(inp)
+        start = start_times(inp)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
         waits[c] = np.where(start >= 0, start - inp.jobs[SUBMIT], np.nan)[pending]
     return out, waits

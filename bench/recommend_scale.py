@@ -92,7 +92,8 @@ def main() -> int:
     ap.add_argument("--horizon", type=int, default=86400)
     ap.add_argument("--executors", default="ray,serial")
     ap.add_argument("--exclude", metavar="TEXT", help="leave out the specs containing TEXT "
-                    "(conservative: its simulations take minutes each at this size)")
+                    "(conservative: its simulations take seconds each at this size, the "
+                    "others tens of milliseconds)")
     ap.add_argument("--profile", action="store_true",
                     help="time each candidate on one sample, serially, and stop")
     ap.add_argument("--json", type=Path)

@@ -29,8 +29,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
                                          C_BF_SAME_SECOND, C_BF_WINDOW, C_CALC_PERIOD,
                                          C_COUNT_RESV, C_END_LATENCY, C_FIRST_PASS,
-                                         C_OVER_TIME, C_SCHED_INTERVAL, C_T0,
-                                         C_WILL_RUN_WINDOW, CONFIG_SIZE, CPUS, ELIGIBLE,
+                                         C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY,
+                                         C_T0, C_WILL_RUN_WINDOW, CONFIG_SIZE, CPUS, ELIGIBLE,
                                          EXCLUSIVE, FIXED, FIXED_PRIO, JOB_ROWS, LIMIT,
                                          MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER)
 from advisor.errors import BadInput
@@ -70,8 +70,21 @@ class SlurmInput:
 def run_slurm(inp: SlurmInput) -> tuple[np.ndarray, np.ndarray]:
     """Simulate; returns (start time of each job, its first backfill reservation or -1), in
     the order of ``inp.job_ids``."""
+    return _simulate(inp, inp.cfg)
+
+
+def start_times(inp: SlurmInput) -> np.ndarray:
+    """``run_slurm``'s start times alone, sooner: backfill cycles that can start nothing
+    are skipped instead of planned (a conservative plan at 2,000 pending jobs costs a
+    third less)."""
+    cfg = inp.cfg.copy()
+    cfg[C_STARTS_ONLY] = 1
+    return _simulate(inp, cfg)[0]
+
+
+def _simulate(inp: SlurmInput, cfg: np.ndarray):
     return simulate_slurm(inp.jobs, inp.rec_job, inp.rec_part, inp.rec_static, inp.node_cpus,
-                          inp.part_nodes, inp.part_tier, inp.part_max, inp.cfg, inp.w_age,
+                          inp.part_nodes, inp.part_tier, inp.part_max, cfg, inp.w_age,
                           inp.max_age)
 
 

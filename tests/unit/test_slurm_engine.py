@@ -10,7 +10,8 @@ import pytest
 from adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
 from advisor.engine import EngineConfig, job_arrays, run
-from advisor.engine.slurm import run_slurm, slurm_input, with_backfill, workload_input
+from advisor.engine.slurm import (run_slurm, slurm_input, start_times, with_backfill,
+                                  workload_input)
 from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snapshot
 from advisor.replay import resolve_trace
 
@@ -213,8 +214,9 @@ def test_no_job_overlaps_capacity(busy):
 def test_one_cpu_node_shortcuts_give_the_general_answer(changes):
     """On one-CPU nodes the core keeps node sets as bitmaps alone and takes shortcuts (a
     first reservation found by counting nodes, reused while the same jobs still run at its
-    start; an EASY-like cycle ended when nothing can start; with one partition, a start
-    time ruled out by counting the nodes reservations hold then). The same trace with one spare
+    start; an EASY-like cycle ended when nothing can start; with one partition, start
+    times ruled out by counting the nodes reservations hold over the job's window, and
+    skipped while the count stays short). The same trace with one spare
     2-CPU node in a partition of its own takes the general path: every start and first
     reservation must be the same."""
     workload = read_swf(resolve_trace("KTH-SP2"),
@@ -232,3 +234,16 @@ def test_one_cpu_node_shortcuts_give_the_general_answer(changes):
     general_start, general_resv = run_slurm(general)
     assert np.array_equal(start, general_start)
     assert np.array_equal(resv, general_resv)
+
+
+@pytest.mark.parametrize("reserve", [1, 3, 0])
+def test_start_times_skip_only_cycles_that_start_nothing(reserve):
+    """``start_times`` skips the backfill cycles in which no pending job fits in the free
+    CPUs; the starts must be run_slurm's, under EASY, depth 3 and conservative."""
+    workload = read_swf(resolve_trace("KTH-SP2"),
+                        cleaning=CleaningOptions(drop_overruns=True, drop_oversize=True))
+    inp = workload_input(workload, with_backfill(SchedulingConfig(),
+                                                 bf_job_part_count_reserve=reserve))
+    start, _ = run_slurm(inp)
+    assert (start >= 0).all()
+    assert np.array_equal(start_times(inp), start)
