@@ -361,39 +361,29 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         cannot all be, no start at s or later that covers u works, nor one at an instant
         after u until the count allows one again."""
         ne = sc[S_NEV]
-        k = np.searchsorted(ev_t[:ne], s, side="right")
-        free = tot  # free at the instant u reached, with rl[:q] released
-        q = ri
-        u = s
-        if k == 0 or cpus + ev_sum[k - 1] <= tot:
-            u = -1
-            while k < ne and ev_t[k] <= s + d:
-                x = ev_t[k]
-                k += 1
-                if k < ne and ev_t[k] == x:
-                    continue  # the count held at x is the one after x's last event
-                while q < sc[S_NRL] and max(exp_end[rl[q]], t + 1) <= x:
-                    free += held_in(rl[q], p)
-                    q += 1
-                if cpus + ev_sum[k - 1] > free:
-                    u = x
-                    break
-            if u < 0:
-                return -1
-        # from u on, find the first instant at which the count allows a start again
+        k = np.searchsorted(ev_t[:ne], s, side="right")  # events up to the instant x
+        free, q = tot, ri  # free at x, with rl[:q] released
+        x = s
+        short = False      # the count has fallen short since an instant in the window
         while True:
-            x = ev_t[k] if k < ne else NEVER
+            if cpus + (ev_sum[k - 1] if k > 0 else 0) > free:
+                short = True
+            elif short:
+                return x - 1
+            # the next instant at which the count changes: an event, or a release
+            x_next = ev_t[k] if k < ne else NEVER
             if q < sc[S_NRL]:
-                x = min(x, max(exp_end[rl[q]], t + 1))
-            if x == NEVER:
+                x_next = min(x_next, max(exp_end[rl[q]], t + 1))
+            if not short and x_next > s + d:
+                return -1
+            if x_next == NEVER:
                 return NEVER
+            x = x_next
             while k < ne and ev_t[k] == x:
                 k += 1
             while q < sc[S_NRL] and max(exp_end[rl[q]], t + 1) <= x:
                 free += held_in(rl[q], p)
                 q += 1
-            if cpus + (ev_sum[k - 1] if k > 0 else 0) <= free:
-                return x - 1
 
     def count_allows(cpus, s, e, take):
         """Count mode: a job over [s, e) overlapping a reservation must fit in its spare
@@ -579,11 +569,10 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                         return NEVER
                 if blocked < s:
                     excl[:] = 0
-                if blocked < s and jobs[CPUS, j] <= tot - mark_reserved(s, s + d, p, avail,
-                                                                        fut_bits):
-                    sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first)
-                    if sc[S_PICKED] > 0:
-                        return s
+                    if jobs[CPUS, j] <= tot - mark_reserved(s, s + d, p, avail, fut_bits):
+                        sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first)
+                        if sc[S_PICKED] > 0:
+                            return s
             s_next = NEVER
             if ri < sc[S_NRL] and (count_mode or window <= 0):
                 s_next = max(exp_end[rl[ri]], t + 1)
