@@ -87,6 +87,8 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
                           "ok" if row["safe"] else "over",
                           style=style)
         parts.append(table)
+    if doc.get("left_out"):
+        parts.append(Text(doc["left_out"], style="dim"))
     verdict = "change recommended" if doc["change"] else "keep the configuration in effect"
     parts.append(Text(f"{verdict}: {doc['reason']}",
                       style="bold green" if doc["change"] else "bold"))

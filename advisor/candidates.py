@@ -25,6 +25,14 @@ CURRENT = "current"
 ORDERINGS = ("FCFS", "SPF", "LPF", "SQF", "LQF")
 BACKFILLS = ("easy", "depth:k=2", "depth:k=4", "conservative")
 RAMPS = ("4h", "12h", "24h")
+#: the default grid leaves conservative backfilling out when more jobs than this are pending
+#: (``--conservative-up-to``): it simulates what Slurm does, every pending job re-planned
+#: every cycle, and that costs seconds per simulation on a wide machine with a long queue,
+#: against tens of milliseconds for EASY and depth-k (CEA-Curie's 11,520 CPUs, one sample:
+#: 0.7-2.6 s at 500 pending, 1.3-3.1 s at 1,000, 2-4 s at 2,000; bench/recommend_scale.py
+#: --profile). The largest queues of SDSC-SP2 and CTC-SP2 replayed under EASY or
+#: conservative FCFS hold 376 and 608 jobs. The configuration in effect is always simulated.
+CONSERVATIVE_UP_TO = 1000
 
 
 @dataclass(frozen=True)
@@ -95,14 +103,30 @@ def _worst(a: str, b: str) -> str:
     return order[max(order.index(a), order.index(b))]
 
 
-def grid_specs() -> list[str]:
+def grid_specs(backfills: tuple[str, ...] = BACKFILLS,
+               ramps: tuple[str, ...] = RAMPS) -> list[str]:
+    """FCFS, and each ordering with a key under each ramp, under each backfill."""
     specs = []
     for order in ORDERINGS:
-        for bf in BACKFILLS:
+        for bf in backfills:
             name, _, extra = bf.partition(":")
             base = f"{name}:{order}" + (f":{extra}" if extra else "")
-            specs += [base] if order == "FCFS" else [f"{base}:T={r}" for r in RAMPS]
+            specs += [base] if order == "FCFS" else [f"{base}:T={r}" for r in ramps]
     return specs
+
+
+def default_specs(pending: int, conservative_up_to: int = CONSERVATIVE_UP_TO
+                  ) -> tuple[list[str], str]:
+    """The default grid for a queue of ``pending`` jobs, and what it leaves out and why
+    ("" when nothing)."""
+    grid = grid_specs()
+    if pending <= conservative_up_to:
+        return grid, ""
+    kept = [s for s in grid if not s.startswith("conservative:")]
+    return kept, (f"{len(grid) - len(kept)} conservative candidates not simulated: {pending} "
+                  f"jobs pending, more than --conservative-up-to {conservative_up_to} (on a "
+                  "long queue each of their simulations takes seconds); name one with "
+                  "--candidate, e.g. conservative:FCFS, to simulate it")
 
 
 def candidates_for(snapshot: Snapshot, specs: list[str] | None = None,

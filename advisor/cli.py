@@ -88,6 +88,11 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
                    "the queue's bounded slowdown exceeds T")
     p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
                    "that futures are drawn from (default 4)")
+    from advisor.candidates import CONSERVATIVE_UP_TO
+    p.add_argument("--conservative-up-to", type=int, default=CONSERVATIVE_UP_TO, metavar="N",
+                   help="the default grid simulates conservative backfilling only while at "
+                   f"most N jobs are pending (default {CONSERVATIVE_UP_TO}: beyond, seconds "
+                   "per simulation)")
     p.add_argument("--executor", default="auto", choices=["auto", "serial", "process",
                                                           "ray"],
                    help="where simulations run (auto: Ray if installed, else processes)")
@@ -103,6 +108,7 @@ def _settings(args, **changes):
                         horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
                         min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
                         history_weeks=args.history_weeks,
+                        conservative_up_to=args.conservative_up_to,
                         specs=tuple(args.candidate) if args.candidate else None, **changes)
     settings.check()
     return settings

@@ -25,7 +25,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from advisor.candidates import Candidate, candidates_for, slurm_candidate
+from advisor.candidates import (CONSERVATIVE_UP_TO, Candidate, candidates_for, default_specs,
+                                slurm_candidate)
 from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
 from advisor.futures import ArrivalSampler, RuntimeModel, draw_sample
@@ -54,6 +55,7 @@ class Settings:
     trigger: float | None = None
     history_weeks: int = 4
     specs: tuple[str, ...] | None = None   # None: the default grid
+    conservative_up_to: int = CONSERVATIVE_UP_TO   # the default grid's, in pending jobs
     reference: str | None = None           # risk limits against this policy (None: current)
 
     def check(self) -> None:
@@ -64,6 +66,8 @@ class Settings:
             raise BadInput("--samples must be at least 1 and --horizon at least 60 s")
         if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
+        if self.conservative_up_to < 0:
+            raise BadInput("--conservative-up-to must be a number of pending jobs, >= 0")
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class Recommendation:
     triggered: bool = True
     history_jobs: int = 0
     table: list[dict] = field(default_factory=list)
+    left_out: str = ""           # what the default grid left out, and why
 
     @property
     def change(self) -> bool:
@@ -87,7 +92,7 @@ class Recommendation:
         return {"snapshot_time": self.snapshot_time, "change": self.change,
                 "chosen": self.candidates[self.chosen].as_dict(), "reason": self.reason,
                 "queue_bsld": self.queue_bsld, "triggered": self.triggered,
-                "history_jobs": self.history_jobs,
+                "history_jobs": self.history_jobs, "left_out": self.left_out,
                 "settings": asdict(self.settings),
                 "candidates": self.table}
 
@@ -110,8 +115,9 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     ``previous``: the spec recommended last time (hysteresis); ``site``: the site-factor
     rule in effect, when known."""
     settings.check()
-    candidates = candidates_for(snapshot, list(settings.specs) if settings.specs else None,
-                                site)
+    specs, left_out = ((list(settings.specs), "") if settings.specs else
+                       default_specs(len(snapshot.pending), settings.conservative_up_to))
+    candidates = candidates_for(snapshot, specs, site)
     ref = reference_index(candidates, settings.reference, snapshot)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
@@ -119,11 +125,11 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
         return Recommendation(snapshot.time, settings, candidates, empty, 0,
                               f"queue bounded slowdown {qb:.2f} is within the trigger "
                               f"{settings.trigger:g}: nothing simulated", qb, False,
-                              len(history))
+                              len(history), left_out=left_out)
     results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref)
     chosen, reason, table = decide(candidates, results, settings, previous, ref)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
-                          True, len(history), table)
+                          True, len(history), table, left_out)
 
 
 def reference_index(candidates: list[Candidate], spec: str | None,

@@ -1,6 +1,7 @@
 """Recommend at scale: a snapshot with about 2,000 pending jobs on a 10,000-CPU machine,
-every candidate of the grid (100) on 8 sampled futures over a 1-day horizon. Prints the
-wall time of the whole simulation on each executor asked for.
+100 candidates on 8 sampled futures over a 1-day horizon. Prints the wall time of the
+whole simulation on each executor asked for. The candidates: FCFS, and SPF, LPF, SQF and
+LQF each with six age ramps, under EASY and depth 2, 4 and 8 (``--backfills``).
 
 The machine is CEA-Curie's "large" partition (partition 4 of the log: the 360 fat nodes,
 11,520 CPUs). Replayed as logged, its queue never holds more than ~600 jobs, so the load
@@ -46,6 +47,11 @@ from advisor.snapshot import TRACE_PARTITION, trace_snapshot  # noqa: E402
 CURIE = ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln.swf.gz"
 LARGE_PARTITION, LARGE_CPUS = 4, 11520
 REPLAY = "easy:FCFS:FCFS"
+#: the default grid's ramps and three more
+RAMPS = ("2h", "4h", "8h", "12h", "24h", "48h")
+#: the default grid's backfills at this queue size (conservative is left out above
+#: advisor.candidates.CONSERVATIVE_UP_TO pending jobs) and depth 8
+BACKFILLS = "easy,depth:k=2,depth:k=4,depth:k=8"
 
 
 def busy_workload(path: Path, load: float):
@@ -73,15 +79,6 @@ def first_moment_with(workload, pending: int) -> int:
     return int(times[order][hit[0]])
 
 
-def specs(n: int, exclude: str | None = None) -> list[str]:
-    """The default grid (52), then the same with three more age ramps (48): 100
-    candidates besides the current; without the specs that contain ``exclude``."""
-    grid = grid_specs()
-    extra = [s.replace("T=24h", f"T={r}") for r in ("48h", "8h", "2h") for s in grid
-             if s.endswith(":T=24h")]
-    return [s for s in grid + extra if not exclude or exclude not in s][:n]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", type=Path, default=CURIE)
@@ -91,9 +88,9 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--horizon", type=int, default=86400)
     ap.add_argument("--executors", default="ray,serial")
-    ap.add_argument("--exclude", metavar="TEXT", help="leave out the specs containing TEXT "
-                    "(conservative: its simulations take seconds each at this size, the "
-                    "others tens of milliseconds)")
+    ap.add_argument("--backfills", default=BACKFILLS, help="comma-separated backfill specs "
+                    f"(default {BACKFILLS}; conservative's simulations take seconds each at "
+                    "this size, the others tens of milliseconds)")
     ap.add_argument("--profile", action="store_true",
                     help="time each candidate on one sample, serially, and stop")
     ap.add_argument("--json", type=Path)
@@ -109,7 +106,8 @@ def main() -> int:
     ids = {j.job_id for j in (*snap.running, *snap.pending)}
     history = history_from_workload(workload, moment, ids, TRACE_PARTITION)
     history = history[history["submit"] >= moment - 4 * SECONDS_PER_WEEK]
-    candidates = candidates_for(snap, specs(args.candidates, args.exclude))
+    specs = grid_specs(tuple(args.backfills.split(",")), RAMPS)[:args.candidates]
+    candidates = candidates_for(snap, specs)
     setup = time.perf_counter() - t
     figures = {"trace": args.trace.name, "cpus": snap.machine.cpus, "load": args.load,
                "moment": moment, "running": len(snap.running), "pending": len(snap.pending),

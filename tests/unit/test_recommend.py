@@ -1,4 +1,6 @@
 """Candidates in Slurm's terms, the decision rule, the emitted change and the executors."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -192,3 +194,25 @@ def test_tail_push_flags_the_job_a_candidate_leaves_behind():
     res[2, :, METRICS.index("tail_push")] = 2.0     # over risk 1.5: vetoed
     chosen, _, table = decide(_cands(3), res, s)
     assert chosen == 1 and not table[2]["safe"]
+
+
+def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
+    """Above --conservative-up-to pending jobs the default grid has no conservative
+    candidate, the recommendation says so, and a named one is still simulated."""
+    from advisor.candidates import default_specs, grid_specs
+    from advisor.recommend import recommend
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    n = len(snap.pending)
+    assert n > 1
+    assert default_specs(n, n) == (grid_specs(), "")
+    kept, why = default_specs(n, n - 1)
+    assert kept == [s for s in grid_specs() if not s.startswith("conservative:")]
+    assert len(kept) == 39
+    assert why.startswith(f"13 conservative candidates not simulated: {n} jobs pending")
+    quick = Settings(samples=1, horizon=3600, conservative_up_to=n - 1)
+    rec = recommend(snap, hist, quick)
+    assert rec.as_dict()["left_out"] == why
+    assert len(rec.candidates) > 30
+    assert not [c for c in rec.candidates if c.config.backfill.bf_job_part_count_reserve == 0]
+    named = recommend(snap, hist, replace(quick, specs=("conservative:FCFS",)))
+    assert named.left_out == "" and named.candidates[1].spec == "conservative:FCFS"
