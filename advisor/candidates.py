@@ -122,7 +122,7 @@ def default_specs(pending: int, conservative_up_to: int = CONSERVATIVE_UP_TO
     grid = grid_specs()
     if pending <= conservative_up_to:
         return grid, ""
-    kept = [s for s in grid if not s.startswith("conservative:")]
+    kept = grid_specs(tuple(b for b in BACKFILLS if b != "conservative"))
     return kept, (f"{len(grid) - len(kept)} conservative candidates not simulated: {pending} "
                   f"jobs pending, more than --conservative-up-to {conservative_up_to} (on a "
                   "long queue each of their simulations takes seconds); name one with "
