@@ -30,7 +30,7 @@ from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_text import parse_config
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
 from advisor.model import Snapshot
-from advisor.slurmconf import FRAGMENT, SCRIPT, SlurmChange, conf_lines
+from advisor.whatif.slurmconf import FRAGMENT, SCRIPT, SlurmChange, conf_lines
 
 #: the first line of every file the advisor writes: what it may replace
 MARK = "slurm-policy-advisor"
@@ -137,7 +137,7 @@ def _ours(path: Path) -> bool:
 
 def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommands,
                  fragment: Path | None = None) -> Applied:
-    """Enact ``change`` (from ``advisor.slurmconf.change_for`` on ``snapshot``) or raise
+    """Enact ``change`` (from ``advisor.whatif.slurmconf.change_for`` on ``snapshot``) or raise
     with everything put back; see the module docstring."""
     if change.restart:
         raise BadInput("this change needs a slurmctld restart (PriorityType or "

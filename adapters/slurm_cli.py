@@ -129,8 +129,8 @@ def history(since: int, until: int | None = None,
 
 def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.DataFrame:
     """Jobs that ran and ended since an epoch, as the advisor's history table
-    (``advisor.futures.HISTORY_COLUMNS``; epoch seconds, limits in seconds, -1 unknown)."""
-    from advisor.futures import HISTORY_COLUMNS
+    (``advisor.whatif.futures.HISTORY_COLUMNS``; epoch seconds, limits in seconds, -1 unknown)."""
+    from advisor.whatif.futures import HISTORY_COLUMNS
     args = ["sacct", "--json", "--allusers", "--allocations", "--starttime",
             _sacct_time(since)]
     doc = slurm_json.load(commands.run(*args), "sacct --json")

@@ -14,11 +14,11 @@ from adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
 from advisor.engine import Estimates
 from advisor.errors import BadInput
-from advisor.futures import history_from_workload
+from advisor.whatif.futures import history_from_workload
 from advisor.model import SECONDS_PER_WEEK, Snapshot
 from advisor.policy import parse_policy
-from advisor.replay import resolve_trace
-from advisor.snapshot import TRACE_PARTITION, parse_moment, trace_snapshot
+from advisor.studies.replay import resolve_trace
+from advisor.whatif.snapshot import TRACE_PARTITION, parse_moment, trace_snapshot
 
 SPECS = "slurm, slurm:cli, slurm:pyslurm or swf:TRACE@TIME"
 
@@ -41,7 +41,7 @@ def take_snapshot(spec: str, options: SourceOptions = SourceOptions()) -> Snapsh
 def snapshot_and_history(spec: str, options: SourceOptions = SourceOptions(),
                          weeks: int = 4) -> tuple[Snapshot, pd.DataFrame]:
     """The snapshot, and the jobs that had finished by its time over the ``weeks`` before
-    it (``advisor.futures``): from slurmdbd (sacct) for a live cluster, from the trace
+    it (``advisor.whatif.futures``): from slurmdbd (sacct) for a live cluster, from the trace
     replayed up to the moment for a trace."""
     snap, workload = _take(spec, options)
     since = snap.time - weeks * SECONDS_PER_WEEK

@@ -88,7 +88,7 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
                    "the queue's bounded slowdown exceeds T")
     p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
                    "that futures are drawn from (default 4)")
-    from advisor.candidates import CONSERVATIVE_UP_TO
+    from advisor.whatif.candidates import CONSERVATIVE_UP_TO
     p.add_argument("--conservative-up-to", type=int, default=CONSERVATIVE_UP_TO, metavar="N",
                    help="the default grid simulates conservative backfilling only while at "
                    f"most N jobs are pending (default {CONSERVATIVE_UP_TO}: beyond, seconds "
@@ -103,7 +103,7 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
 
 def _settings(args, **changes):
     from advisor.plugins import parse_duration
-    from advisor.recommend import Settings
+    from advisor.whatif.recommend import Settings
     settings = Settings(objective=args.objective, samples=args.samples,
                         horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
                         min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
@@ -230,7 +230,7 @@ def _estimates(text: str):
 def _load(args):
     from adapters.swf import read_swf
     from advisor.cleaning import CleaningOptions
-    from advisor.replay import resolve_trace
+    from advisor.studies.replay import resolve_trace
     cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
                                drop_oversize=args.drop_oversize,
                                drop_overruns=args.drop_overruns)
@@ -253,8 +253,8 @@ def cmd_replay(args, out: Console) -> int:
     from adapters.swf import write_swf
     from advisor.engine import EngineConfig
     from advisor.policy import parse_policy
-    from advisor.replay import DEFAULT_POLICIES, replay, simulated_workload
-    from advisor.report import replay_dict, replay_table
+    from advisor.studies.replay import DEFAULT_POLICIES, replay, simulated_workload
+    from advisor.views.report import replay_dict, replay_table
     if args.online:
         return _online(args, out)
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
@@ -277,10 +277,10 @@ def cmd_replay(args, out: Console) -> int:
 
 
 def _online(args, out: Console) -> int:
-    from advisor.online import BASELINE, online_replay
+    from advisor.whatif.online import BASELINE, online_replay
     from advisor.plugins import parse_duration
-    from advisor.report import online_table
-    from advisor.runner import make_executor
+    from advisor.views.report import online_table
+    from advisor.whatif.runner import make_executor
     if args.policy and len(args.policy) > 1:
         raise BadInput("--online compares with one baseline: give --policy once")
     baseline = args.policy[0] if args.policy else BASELINE
@@ -298,7 +298,7 @@ def _online(args, out: Console) -> int:
     finally:
         executor.close()
     if args.json:
-        from advisor.report import workload_dict
+        from advisor.views.report import workload_dict
         _emit_json({**workload_dict(workload), **result.as_dict()})
     else:
         out.print(online_table(workload, result))
@@ -307,9 +307,9 @@ def _online(args, out: Console) -> int:
 
 def cmd_tune(args, out: Console) -> int:
     from advisor.plugins import parse_duration
-    from advisor.report import tune_table
-    from advisor.runner import make_executor
-    from advisor.tune import tune
+    from advisor.views.report import tune_table
+    from advisor.whatif.runner import make_executor
+    from advisor.studies.tune import tune
     thresholds = tuple(parse_duration(t) for t in args.threshold)
     estimates = replace(_estimates(args.estimates), seed=args.seed)
     workload = _load(args)
@@ -323,10 +323,10 @@ def cmd_tune(args, out: Console) -> int:
                       on_progress=on_progress)
     if args.plot:
         from adapters.files import atomic_write
-        from advisor.plots import tune_png
+        from advisor.views.plots import tune_png
         atomic_write(args.plot, tune_png(result, title=Path(workload.source).name))
     if args.json:
-        from advisor.report import workload_dict
+        from advisor.views.report import workload_dict
         _emit_json({**workload_dict(workload), **result.as_dict()})
     else:
         out.print(tune_table(workload, result))
@@ -335,7 +335,7 @@ def cmd_tune(args, out: Console) -> int:
 
 def cmd_snapshot(args, out: Console) -> int:
     from adapters.sources import SourceOptions, take_snapshot
-    from advisor.report import snapshot_view
+    from advisor.views.report import snapshot_view
     snap = take_snapshot(args.source, SourceOptions(commands=_commands(args),
                                                     policy=args.policy))
     doc = snap.to_dict()
@@ -354,7 +354,7 @@ def cmd_history(args, out: Console) -> int:
 
     from adapters.slurm_cli import history
     from adapters.swf import write_swf
-    from advisor.report import workload_caption, workload_dict
+    from advisor.views.report import workload_caption, workload_dict
     now = int(time.time())
     since = _moment(args.since, now, ago=True)
     until = _moment(args.until, now) if args.until else None
@@ -384,12 +384,12 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
 
 def cmd_recommend(args, out: Console) -> int:
     from adapters.sources import SourceOptions, snapshot_and_history
-    from advisor.recommend import recommend
-    from advisor.advice_view import cluster_dict, recommendation_view
-    from advisor.runner import make_executor
-    from advisor.scenario import site_epoch
-    from advisor.slurmconf import change_for
-    from advisor.store import Store, default_path, run_lock
+    from advisor.whatif.recommend import recommend
+    from advisor.views.advice import cluster_dict, recommendation_view
+    from advisor.whatif.runner import make_executor
+    from advisor.whatif.scenario import site_epoch
+    from advisor.whatif.slurmconf import change_for
+    from adapters.store import Store, default_path, run_lock
     settings = _settings(args)
     if args.apply and not args.source.startswith("slurm"):
         raise BadInput("--apply needs a live cluster (--from slurm); a trace has no "
@@ -457,15 +457,15 @@ def _progress(what: str):
 
 
 def cmd_report(args, out: Console) -> int:
-    from advisor.advice_view import report_view
-    from advisor.store import Store
+    from advisor.views.advice import report_view
+    from adapters.store import Store
     store = Store(args.store)
     runs, last = store.runs(args.last), store.last_doc()
     docs = store.docs() if args.plot else []
     store.close()
     if args.plot:
         from adapters.files import atomic_write
-        from advisor.plots import report_png
+        from advisor.views.plots import report_png
         if last is None:
             raise BadInput(f"{store.path} holds no run to plot: run advisor recommend first")
         atomic_write(args.plot, report_png(last, docs))
@@ -477,7 +477,7 @@ def cmd_report(args, out: Console) -> int:
 
 
 def cmd_policies(args, out: Console) -> int:
-    from advisor.report import policies_dict, policies_table
+    from advisor.views.report import policies_dict, policies_table
     if args.json:
         _emit_json(policies_dict())
     else:
@@ -486,7 +486,7 @@ def cmd_policies(args, out: Console) -> int:
 
 
 def cmd_bench(args, out: Console) -> int:
-    from advisor.bench import bench, bench_table
+    from advisor.studies.bench import bench, bench_table
     figures = bench(repeat=args.repeat, tune=not args.skip_tune)
     if args.json:
         _emit_json(figures)

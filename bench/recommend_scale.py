@@ -32,17 +32,17 @@ from rich.table import Table  # noqa: E402
 
 from adapters.files import atomic_write  # noqa: E402
 from adapters.swf import read_swf  # noqa: E402
-from advisor.candidates import candidates_for, grid_specs  # noqa: E402
+from advisor.whatif.candidates import candidates_for, grid_specs  # noqa: E402
 from advisor.cleaning import CleaningOptions, clean  # noqa: E402
 from advisor.engine import job_arrays, run  # noqa: E402
-from advisor.futures import (ArrivalSampler, RuntimeModel, draw_sample,  # noqa: E402
+from advisor.whatif.futures import (ArrivalSampler, RuntimeModel, draw_sample,  # noqa: E402
                              history_from_workload)
 from advisor.model import SECONDS_PER_WEEK  # noqa: E402
 from advisor.policy import parse_policy  # noqa: E402
-from advisor.recommend import Settings, simulate  # noqa: E402
-from advisor.runner import make_executor  # noqa: E402
-from advisor.scenario import Task, evaluate, site_epoch  # noqa: E402
-from advisor.snapshot import TRACE_PARTITION, trace_snapshot  # noqa: E402
+from advisor.whatif.recommend import Settings, simulate  # noqa: E402
+from advisor.whatif.runner import make_executor  # noqa: E402
+from advisor.whatif.scenario import Task, evaluate, site_epoch  # noqa: E402
+from advisor.whatif.snapshot import TRACE_PARTITION, trace_snapshot  # noqa: E402
 
 CURIE = ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln.swf.gz"
 LARGE_PARTITION, LARGE_CPUS = 4, 11520
@@ -50,7 +50,7 @@ REPLAY = "easy:FCFS:FCFS"
 #: the default grid's ramps and three more
 RAMPS = ("2h", "4h", "8h", "12h", "24h", "48h")
 #: the default grid's backfills at this queue size (conservative is left out above
-#: advisor.candidates.CONSERVATIVE_UP_TO pending jobs) and depth 8
+#: advisor.whatif.candidates.CONSERVATIVE_UP_TO pending jobs) and depth 8
 BACKFILLS = "easy,depth:k=2,depth:k=4,depth:k=8"
 
 

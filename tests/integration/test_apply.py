@@ -20,10 +20,10 @@ import pytest
 from adapters import slurm_cli
 from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_text import parse_config, parse_sprio, SPRIO_FORMAT
-from advisor.candidates import candidates_for
+from advisor.whatif.candidates import candidates_for
 from advisor.cli import main
 from advisor.engine.slurm import job_limit, run_slurm, slurm_input
-from advisor.scenario import candidate_input, nice_of, site_epoch
+from advisor.whatif.scenario import candidate_input, nice_of, site_epoch
 from tests.integration.test_slurm_snapshot import submit
 
 pytestmark = pytest.mark.slurm

@@ -20,8 +20,8 @@ from __future__ import annotations
 from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_submit import play
 from adapters.swf import read_swf
-from advisor.replay import resolve_trace
-from advisor.validate import CONFIGURATIONS, evaluate, scaled_jobs
+from advisor.studies.replay import resolve_trace
+from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
 from tests.integration.slurm_cluster import NODE_CPUS, NODES
 
 FLOOR = 0.90

@@ -4,7 +4,7 @@ import pytest
 
 from adapters.slurm_apply import check_include, merged_fragment
 from advisor.errors import BadInput
-from advisor.slurmconf import SlurmChange
+from advisor.whatif.slurmconf import SlurmChange
 
 
 def _change(**diff):

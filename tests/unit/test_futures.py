@@ -3,11 +3,11 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine.slurm import job_limit
-from advisor.futures import (ArrivalSampler, RuntimeModel, draw_sample,
+from advisor.whatif.futures import (ArrivalSampler, RuntimeModel, draw_sample,
                              history_from_workload)
 from advisor.model import SECONDS_PER_WEEK
 from advisor.policy import parse_policy
-from advisor.snapshot import trace_snapshot
+from advisor.whatif.snapshot import trace_snapshot
 from tests.conftest import bundled
 
 AT = 150 * 86400

@@ -6,10 +6,10 @@ import pytest
 from adapters.swf import read_swf
 from advisor.engine import Estimates
 from advisor.engine.slurm import run_slurm, workload_input
-from advisor.online import _System, compare, online_replay
-from advisor.recommend import Settings
-from advisor.replay import resolve_trace
-from advisor.runner import SerialExecutor
+from advisor.whatif.online import _System, compare, online_replay
+from advisor.whatif.recommend import Settings
+from advisor.studies.replay import resolve_trace
+from advisor.whatif.runner import SerialExecutor
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from advisor.candidates import candidates_for, slurm_candidate
+from advisor.whatif.candidates import candidates_for, slurm_candidate
 from advisor.policy import parse_policy
-from advisor.recommend import Settings, decide, simulate
-from advisor.runner import ProcessExecutor, SerialExecutor
-from advisor.scenario import METRICS
-from advisor.slurmconf import change_for, conf_lines
+from advisor.whatif.recommend import Settings, decide, simulate
+from advisor.whatif.runner import ProcessExecutor, SerialExecutor
+from advisor.whatif.scenario import METRICS
+from advisor.whatif.slurmconf import change_for, conf_lines
 from tests.unit.test_futures import _setup
 from tests.conftest import bundled
 
@@ -108,7 +108,7 @@ def test_every_executor_gives_the_same_results():
     assert len({tuple(r) for r in serial[:, 0, :4]}) > 3  # the candidates differ
     np.testing.assert_array_equal(serial, simulate(snap, hist, cands, s, ProcessExecutor(2)))
     ray = pytest.importorskip("ray")
-    from advisor.runner import RayExecutor
+    from advisor.whatif.runner import RayExecutor
     ex = RayExecutor(2)
     try:
         np.testing.assert_array_equal(serial, simulate(snap, hist, cands, s, ex))
@@ -122,7 +122,7 @@ def test_a_candidate_input_is_the_input_built_from_scratch_under_its_configurati
     from dataclasses import replace
 
     from advisor.engine.slurm import run_slurm, slurm_input, under_config
-    from advisor.futures import draw_sample
+    from advisor.whatif.futures import draw_sample
     snap, hist = _setup(bundled("KTH-SP2", False))
     sample = draw_sample(snap, hist, 86400, 1)
     base = slurm_input(snap, sample.runtimes, sample.arrivals)
@@ -143,7 +143,7 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     LCFS has no such form (its site factor grows with the clock) and is refused."""
     from dataclasses import replace
 
-    from advisor.candidates import grid_specs
+    from advisor.whatif.candidates import grid_specs
     from advisor.errors import BadInput
     snap, _ = _setup(bundled("KTH-SP2", False))
     specs = grid_specs()
@@ -179,7 +179,7 @@ def test_a_candidate_without_site_factors_clears_the_ones_in_effect():
 
 
 def test_tail_push_flags_the_job_a_candidate_leaves_behind():
-    from advisor.scenario import tail_push
+    from advisor.whatif.scenario import tail_push
     ref = [100, 5000, 20000, 60]                # the reference's worst wait: 20,000 s
     same_max = [10, 30000, 200, 60]             # max 30,000: only 1.5x the reference's...
     starve = [10, 200, 9000, 25000]             # ...but this one takes a 60 s job to 25,000
@@ -199,8 +199,8 @@ def test_tail_push_flags_the_job_a_candidate_leaves_behind():
 def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     """Above --conservative-up-to pending jobs the default grid has no conservative
     candidate, the recommendation says so, and a named one is still simulated."""
-    from advisor.candidates import default_specs, grid_specs
-    from advisor.recommend import recommend
+    from advisor.whatif.candidates import default_specs, grid_specs
+    from advisor.whatif.recommend import recommend
     snap, hist = _setup(bundled("KTH-SP2", False))
     n = len(snap.pending)
     assert n > 1

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from advisor.model import Snapshot
-from advisor.validate import CONFIGURATIONS, evaluate
+from advisor.studies.validate import CONFIGURATIONS, evaluate
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sim-to-real"
 FLOORS = {"fcfs-easy-40jobs-load1.0": 0.90, "fcfs-easy-40jobs-load1.5": 0.70,

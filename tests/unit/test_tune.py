@@ -2,8 +2,8 @@ import numpy as np
 
 from advisor.engine import job_arrays
 from advisor.model import SECONDS_PER_WEEK
-from advisor.runner import ProcessExecutor, SerialExecutor
-from advisor.tune import BASELINE, WeekSampler, candidates, split, tune
+from advisor.whatif.runner import ProcessExecutor, SerialExecutor
+from advisor.studies.tune import BASELINE, WeekSampler, candidates, split, tune
 
 
 def test_candidates_are_the_49_combinations_then_thresholds():

@@ -21,7 +21,7 @@ from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK, Workload
 from advisor.plugins import format_duration
 from advisor.policy import Policy, parse_policy
-from advisor.runner import Executor, SerialExecutor
+from advisor.whatif.runner import Executor, SerialExecutor
 
 ORDERS = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "EXP")
 BASELINE = "easy:FCFS:FCFS"

@@ -16,7 +16,7 @@ running jobs included.
 
 ``evaluate`` also returns each job's wait (from submission; NaN if it never starts), in the
 same order for every candidate of a sample, for ``tail_push`` (the recommender's per-job
-risk limit, filled in by ``advisor.recommend``: one maximum compared with another can hide
+risk limit, filled in by ``advisor.whatif.recommend``: one maximum compared with another can hide
 that a candidate starves one particular job).
 """
 from __future__ import annotations
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.candidates import Candidate
+from advisor.whatif.candidates import Candidate
 from advisor.engine.slurm import slurm_input, start_times, under_config
 from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
-from advisor.futures import FutureSample
+from advisor.whatif.futures import FutureSample
 from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
 from policies.ordering import LCFS_EPOCH

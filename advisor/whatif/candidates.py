@@ -2,7 +2,7 @@
 
 A ``Candidate`` holds the full ``SchedulingConfig`` it would put in effect and the site-factor
 rule its job_submit.lua would apply; the simulator plays exactly that (engine slurm mode),
-and ``advisor.slurmconf`` renders exactly that. Each part comes from the policy plugins'
+and ``advisor.whatif.slurmconf`` renders exactly that. Each part comes from the policy plugins'
 ``to_slurm`` (ordering, backfill, threshold), with its fidelity and caveats. The
 configuration in effect is candidate 0, ``current``: simulated as it is.
 """

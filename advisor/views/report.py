@@ -12,10 +12,10 @@ from rich.text import Text
 
 from advisor.model import Snapshot, Workload
 from advisor.plugins import describe_params, registry
-from advisor.replay import ReplayResult
+from advisor.studies.replay import ReplayResult
 
 if TYPE_CHECKING:  # tune pulls in the process pool machinery: not needed to print a replay
-    from advisor.tune import TuneResult
+    from advisor.studies.tune import TuneResult
 
 
 def _hms(seconds: float) -> str:

@@ -13,7 +13,7 @@ from advisor.errors import SourceUnavailable
 from advisor.model import Workload
 from advisor.policy import Policy
 
-BUNDLED_TRACES = Path(__file__).parent / "data" / "traces"
+BUNDLED_TRACES = Path(__file__).parents[1] / "data" / "traces"
 DEFAULT_TRACE = BUNDLED_TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 DEFAULT_POLICIES = ("easy:FCFS:FCFS", "easy:SPF:SPF", "easy:SPF:SPF:T=20h",
                     "conservative:FCFS")

@@ -25,16 +25,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from advisor.candidates import (CONSERVATIVE_UP_TO, Candidate, candidates_for, default_specs,
+from advisor.whatif.candidates import (CONSERVATIVE_UP_TO, Candidate, candidates_for, default_specs,
                                 slurm_candidate)
 from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
-from advisor.futures import ArrivalSampler, RuntimeModel, draw_sample
+from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
 from advisor.policy import parse_policy
-from advisor.runner import Executor, SerialExecutor
-from advisor.scenario import (HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch,
+from advisor.whatif.runner import Executor, SerialExecutor
+from advisor.whatif.scenario import (HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch,
                               tail_push)
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
@@ -111,7 +111,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
               executor: Executor | None = None, previous: str | None = None,
               on_progress: Callable[[int, int], None] | None = None,
               site: object | None = None) -> Recommendation:
-    """Simulate, compare, decide. ``history``: finished jobs (``advisor.futures``);
+    """Simulate, compare, decide. ``history``: finished jobs (``advisor.whatif.futures``);
     ``previous``: the spec recommended last time (hysteresis); ``site``: the site-factor
     rule in effect, when known."""
     settings.check()

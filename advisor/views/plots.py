@@ -5,7 +5,7 @@ import io
 from datetime import datetime, timezone
 
 from advisor.errors import MissingExtra
-from advisor.tune import TuneResult
+from advisor.studies.tune import TuneResult
 
 
 def tune_png(result: TuneResult, title: str = "") -> bytes:

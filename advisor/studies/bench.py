@@ -31,7 +31,7 @@ def trace_figures(name: str, repeat: int) -> dict:
     from advisor.cleaning import CleaningOptions
     from advisor.engine import job_arrays, run
     from advisor.policy import parse_policy
-    from advisor.replay import resolve_trace
+    from advisor.studies.replay import resolve_trace
 
     t0 = time.perf_counter()
     workload = read_swf(resolve_trace(name),
@@ -99,7 +99,7 @@ def cold_compile() -> float:
 def bench(repeat: int = 5, tune: bool = True) -> dict:
     figures = {"cpus": os.cpu_count(), "compile_s": cold_compile(), "traces": []}
     for name in TRACES:
-        out = _python(f"import json; from advisor.bench import trace_figures; "
+        out = _python(f"import json; from advisor.studies.bench import trace_figures; "
                       f"print(json.dumps(trace_figures({name!r}, {repeat})))")
         figures["traces"].append(json.loads(out))
     figures["replay_process_s"] = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.candidates import Candidate
+from advisor.whatif.candidates import Candidate
 from advisor.engine.slurm import job_limit
 from advisor.model import SchedulingConfig, Snapshot
 

@@ -21,15 +21,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from advisor.candidates import Candidate, slurm_candidate
+from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.slurm import slurm_input, start_times
 from advisor.model import SECONDS_PER_WEEK, Job, SchedulingConfig, Snapshot, Workload
 from advisor.policy import parse_policy
-from advisor.recommend import Settings, recommend
-from advisor.runner import Executor
-from advisor.scenario import candidate_input, nice_of, site_epoch
-from advisor.snapshot import TRACE_PARTITION, trace_machine
+from advisor.whatif.recommend import Settings, recommend
+from advisor.whatif.runner import Executor
+from advisor.whatif.scenario import candidate_input, nice_of, site_epoch
+from advisor.whatif.snapshot import TRACE_PARTITION, trace_machine
 
 BASELINE = "easy:FCFS:FCFS"
 

@@ -19,7 +19,7 @@ import pandas as pd
 from advisor.engine import EngineConfig, run
 from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.model import Job, Snapshot, Workload
-from advisor.snapshot import resume_arrays
+from advisor.whatif.snapshot import resume_arrays
 
 
 @dataclass(frozen=True)

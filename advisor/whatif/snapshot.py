@@ -26,7 +26,7 @@ from advisor.engine import (
     make_arrays,
     run,
 )
-from advisor.candidates import slurm_candidate
+from advisor.whatif.candidates import slurm_candidate
 from advisor.engine.structures import order_key
 from advisor.errors import BadInput
 from advisor.model import (

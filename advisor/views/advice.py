@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.model import Snapshot
-from advisor.report import _hms, _limit, _when
+from advisor.views.report import _hms, _limit, _when
 
 
 def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:

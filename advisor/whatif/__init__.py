@@ -1,0 +1,1 @@
+"""The what-if path: from a snapshot to a recommendation (and the change that enacts it)."""
