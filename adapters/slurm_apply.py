@@ -7,9 +7,10 @@ site adds one line, ``Include <fragment>``, after every scheduling key (a later 
 
 Steps, each checked; a failure after the first write restores every file from its backup,
 reconfigures again and resets the site factors it changed, then raises ``ApplyFailed``:
-1. refuse what ``scontrol reconfigure`` cannot enact (MAPPING.md §7), a slurm.conf without
-   the Include line or with a scheduling key after it, and a job_submit.lua that is the
-   site's own (it would be replaced);
+1. refuse what ``scontrol reconfigure`` cannot enact (docs/slurm-mapping.md, "What changes
+   at runtime"), a new partition layout (slurm.conf's own lines, which the advisor does not
+   edit), a slurm.conf without the Include line or with a scheduling key after it, and a
+   job_submit.lua that is the site's own (it would be replaced);
 2. back up each file (``.bak``) and write the new one atomically. The fragment keeps the
    keys an earlier change set and takes the new values: the diff is against the
    configuration in effect, which includes them;
@@ -30,17 +31,12 @@ from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_text import parse_config
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
 from advisor.model import Snapshot
-from advisor.whatif.slurmconf import FRAGMENT, SCRIPT, SlurmChange, conf_lines
+from advisor.whatif.slurmconf import (FRAGMENT, MARK, SCRIPT, SlurmChange, conf_lines,
+                                      job_submit_lua)
 
-#: the first line of every file the advisor writes: what it may replace
-MARK = "slurm-policy-advisor"
-#: job_submit.lua when the candidate sets no site factor but an earlier advisor script did:
-#: new jobs get none (the simulation of such a candidate gives every job site factor 0)
-NEUTRAL_SCRIPT = (f"-- {MARK}: no site factor (the ordering in effect needs none)\n"
-                  "function slurm_job_submit(job_desc, part_list, submit_uid)\n"
-                  "   return slurm.SUCCESS\nend\n\n"
-                  "function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)\n"
-                  "   return slurm.SUCCESS\nend\n")
+#: job_submit.lua when the candidate needs no job rule but an earlier advisor script set
+#: one: new jobs get none (the simulation of such a candidate gives every job site factor 0)
+NEUTRAL_SCRIPT = job_submit_lua([], "no site factor (the ordering in effect needs none)")
 VERIFY_TIMEOUT = 15.0
 
 
@@ -143,6 +139,10 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
         raise BadInput("this change needs a slurmctld restart (PriorityType or "
                        "SchedulerType): --apply does only what 'scontrol reconfigure' can; "
                        "use --write DIR and restart slurmctld by hand")
+    if change.partitions:
+        raise BadInput("this change redefines partitions, which slurm.conf itself holds and "
+                       "--apply does not edit: use --write DIR and install its "
+                       "PartitionName lines by hand")
     conf = slurm_conf_path(commands)
     fragment = fragment or conf.parent / FRAGMENT
     text = merged_fragment(_read(fragment), change)
@@ -204,16 +204,18 @@ def _verify(change: SlurmChange, commands: SlurmCommands) -> dict[str, str]:
 
 
 def _rerank(change: SlurmChange, commands: SlurmCommands, updated: list) -> list[int]:
-    """Run the change's job updates; ``updated`` collects (job id) as each succeeds."""
+    """Run the change's job updates; ``updated`` collects (job id, field) as each
+    succeeds."""
     skipped = []
     for line in change.commands:
         args = shlex.split(line)
         if args[:2] != ["scontrol", "update"]:
             continue
         job = int(next(a for a in args if a.startswith("JobId=")).split("=")[1])
+        fields = [a.split("=", 1)[0] for a in args[2:] if not a.startswith("JobId=")]
         try:
             commands.run(*args)
-            updated.append(job)
+            updated += [(job, f) for f in fields]
         except SourceUnavailable:
             if commands.run("squeue", "-h", "-t", "PD", "-j", str(job), "-o", "%i").strip():
                 raise
@@ -221,8 +223,17 @@ def _rerank(change: SlurmChange, commands: SlurmCommands, updated: list) -> list
     return skipped
 
 
-def _roll_back(saved, snapshot: Snapshot, updated: list[int], commands: SlurmCommands,
-               cause: AdvisorError):
+def _old_values(snapshot: Snapshot) -> dict[tuple[int, str], str]:
+    """What each pending job had before: its site factor and its partitions."""
+    old = {}
+    for j in snapshot.pending:
+        old[j.job_id, "SiteFactor"] = str(int(j.priority_factors.get("site", 0)))
+        old[j.job_id, "Partition"] = ",".join(j.partitions or (j.partition,))
+    return old
+
+
+def _roll_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
+               commands: SlurmCommands, cause: AdvisorError):
     try:
         for path, old in saved:
             if old is None:
@@ -230,9 +241,9 @@ def _roll_back(saved, snapshot: Snapshot, updated: list[int], commands: SlurmCom
             else:
                 atomic_write(path, old)
         commands.run("scontrol", "reconfigure")
-        site = {j.job_id: j.priority_factors.get("site", 0) for j in snapshot.pending}
-        for job in updated:
-            commands.run("scontrol", "update", f"JobId={job}", f"SiteFactor={int(site[job])}")
+        old = _old_values(snapshot)
+        for job, name in updated:
+            commands.run("scontrol", "update", f"JobId={job}", f"{name}={old[job, name]}")
     except AdvisorError as e:
         where = ", ".join(f"{p} (backup {p}.bak)" for p, _ in saved)
         raise RollbackFailed(f"--apply failed ({cause}) and so did the rollback ({e}): "

@@ -19,6 +19,7 @@ import pandas as pd
 from adapters import slurm_json, slurm_text
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import (
+    HISTORY_COLUMNS,
     SWF_FIELDS,
     SWF_FLOAT_FIELDS,
     CleaningReport,
@@ -129,8 +130,7 @@ def history(since: int, until: int | None = None,
 
 def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.DataFrame:
     """Jobs that ran and ended since an epoch, as the advisor's history table
-    (``advisor.whatif.futures.HISTORY_COLUMNS``; epoch seconds, limits in seconds, -1 unknown)."""
-    from advisor.whatif.futures import HISTORY_COLUMNS
+    (``advisor.model.HISTORY_COLUMNS``; epoch seconds, limits in seconds, -1 unknown)."""
     args = ["sacct", "--json", "--allusers", "--allocations", "--starttime",
             _sacct_time(since)]
     doc = slurm_json.load(commands.run(*args), "sacct --json")

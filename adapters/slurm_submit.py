@@ -1,6 +1,6 @@
 """Play a scaled workload on a real Slurm cluster: sbatch sleep jobs at their offsets, wait for
-them, and read what happened from sacct. Used by the sim-to-real harness (advisor.studies.validate);
-it submits jobs, so point it only at a test cluster.
+them, and read what happened from sacct. Used by the sim-to-real harness
+(advisor.studies.validate); it submits jobs, so point it only at a test cluster.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from adapters import slurm_json
 from adapters.slurm_cli import SlurmCommands
 from advisor.errors import SourceUnavailable
-from advisor.studies.validate import ScaledJob
+from advisor.model import ScaledJob
 
 
 def submit_all(jobs: list[ScaledJob], commands: SlurmCommands,

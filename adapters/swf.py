@@ -12,13 +12,14 @@ import io
 import math
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from adapters.files import atomic_write, read_bytes
 from advisor.cleaning import CleaningOptions, clean
-from advisor.errors import BadInput, TraceFormatError
+from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import (SWF_FIELDS, SWF_FLOAT_FIELDS, Machine, TraceHeader, Workload,
                            derive_columns, sort_jobs)
 
@@ -138,3 +139,23 @@ def format_swf(workload: Workload) -> str:
 def write_swf(workload: Workload, path: str | os.PathLike) -> None:
     """Write atomically; ``.gz`` paths are gzip-compressed."""
     atomic_write(path, format_swf(workload))
+
+
+#: the traces bundled with the package (advisor/data/traces/README.md)
+BUNDLED_TRACES = Path(__file__).parents[1] / "advisor" / "data" / "traces"
+DEFAULT_TRACE = BUNDLED_TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def resolve_trace(name: str | None) -> Path:
+    """A trace path; a bundled trace by name prefix (KTH-SP2, ...); the default if None."""
+    if name is None:
+        return DEFAULT_TRACE
+    path = Path(name)
+    if path.exists():
+        return path
+    bundled = sorted(BUNDLED_TRACES.glob("*.swf.gz"))
+    matches = [p for p in bundled if p.name.lower().startswith(name.lower())]
+    if len(matches) == 1:
+        return matches[0]
+    names = ", ".join(re.sub(r"-\d{4}-.*", "", p.name) for p in bundled)
+    raise SourceUnavailable(f"no trace file '{name}' (bundled traces: {names})")

@@ -88,10 +88,10 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
                    "the queue's bounded slowdown exceeds T")
     p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
                    "that futures are drawn from (default 4)")
-    from advisor.whatif.candidates import CONSERVATIVE_UP_TO
-    p.add_argument("--conservative-up-to", type=int, default=CONSERVATIVE_UP_TO, metavar="N",
+    from advisor.plugins.contract import LONG_QUEUE
+    p.add_argument("--conservative-up-to", type=int, default=LONG_QUEUE, metavar="N",
                    help="the default grid simulates conservative backfilling only while at "
-                   f"most N jobs are pending (default {CONSERVATIVE_UP_TO}: beyond, seconds "
+                   f"most N jobs are pending (default {LONG_QUEUE}: beyond, seconds "
                    "per simulation)")
     p.add_argument("--executor", default="auto", choices=["auto", "serial", "process",
                                                           "ray"],
@@ -102,14 +102,16 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
 
 
 def _settings(args, **changes):
-    from advisor.plugins import parse_duration
+    from advisor.plugins.spec import parse_policy
+    from advisor.units import parse_duration
     from advisor.whatif.recommend import Settings
+    policies = tuple(parse_policy(s) for s in args.candidate) if args.candidate else None
     settings = Settings(objective=args.objective, samples=args.samples,
                         horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
                         min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
                         history_weeks=args.history_weeks,
-                        conservative_up_to=args.conservative_up_to,
-                        specs=tuple(args.candidate) if args.candidate else None, **changes)
+                        conservative_up_to=args.conservative_up_to, policies=policies,
+                        **changes)
     settings.check()
     return settings
 
@@ -124,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     _trace_options(p)
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="BACKFILL[:PRIMARY[:SECONDARY]][:key=value], e.g. easy:SPF:SPF, "
-                        "easy:FCFS:FCFS:T=20h, conservative:FCFS (repeatable; see "
-                        "'advisor policies')")
+                        "easy:FCFS:FCFS:T=20h, conservative:FCFS, or family/name[:key=value] "
+                        "parts joined by + (repeatable; see 'advisor policies')")
     p.add_argument("--jobs-out", metavar="FILE",
                    help="per-job results, CSV or .parquet (one file per policy: the "
                         "policy's label is added to the name when there are several)")
@@ -136,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--online", metavar="EVERY", help="seed 000's online replay: run the "
                    "advisor every EVERY (1d, 1w) on what the simulated system knows then, "
                    "follow its recommendations, and compare with --policy kept throughout "
-                   "(default easy:FCFS:FCFS) in the engine's slurm mode")
+                   "(default EASY-FCFS-FCFS) in the engine's slurm mode")
     p.add_argument("--reference", metavar="SPEC", help="--online: risk limits against this "
                    "policy (default: the --policy baseline)")
     _recommend_options(p)
@@ -152,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("snapshot", help="the state the advisor sees: a live Slurm cluster, "
                        "or a trace replayed up to a moment")
     _source_options(p)
-    p.add_argument("--policy", default="easy:FCFS:FCFS", metavar="SPEC",
-                   help="swf sources: the policy the trace is replayed under")
+    p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
+                   "replayed under (default EASY-FCFS-FCFS)")
     p.add_argument("--top", type=int, default=10, help="pending jobs shown")
     p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
@@ -161,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("recommend", help="simulate candidate configurations from a snapshot "
                        "and recommend the change that wins (exit 10) or none (exit 0)")
     _source_options(p)
-    p.add_argument("--policy", default="easy:FCFS:FCFS", metavar="SPEC",
-                   help="swf sources: the policy the trace is replayed under (in effect)")
+    p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
+                   "replayed under, in effect at the moment (default EASY-FCFS-FCFS)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
     _recommend_options(p)
     p.add_argument("--store", metavar="DB", help="SQLite history (default: "
@@ -230,7 +232,7 @@ def _estimates(text: str):
 def _load(args):
     from adapters.swf import read_swf
     from advisor.cleaning import CleaningOptions
-    from advisor.studies.replay import resolve_trace
+    from adapters.swf import resolve_trace
     cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
                                drop_oversize=args.drop_oversize,
                                drop_overruns=args.drop_overruns)
@@ -252,7 +254,7 @@ def cmd_replay(args, out: Console) -> int:
     from adapters.files import write_table
     from adapters.swf import write_swf
     from advisor.engine import EngineConfig
-    from advisor.policy import parse_policy
+    from advisor.plugins.spec import parse_policy
     from advisor.studies.replay import DEFAULT_POLICIES, replay, simulated_workload
     from advisor.views.report import replay_dict, replay_table
     if args.online:
@@ -277,17 +279,19 @@ def cmd_replay(args, out: Console) -> int:
 
 
 def _online(args, out: Console) -> int:
-    from advisor.whatif.online import BASELINE, online_replay
-    from advisor.plugins import parse_duration
+    from advisor.plugins.spec import BASELINE, parse_policy
+    from advisor.units import parse_duration
     from advisor.views.report import online_table
+    from advisor.whatif.online import online_replay
     from advisor.whatif.runner import make_executor
     if args.policy and len(args.policy) > 1:
         raise BadInput("--online compares with one baseline: give --policy once")
-    baseline = args.policy[0] if args.policy else BASELINE
+    baseline = parse_policy(args.policy[0] if args.policy else BASELINE)
     every = parse_duration(args.online)
     if every < 60:
         raise BadInput("--online EVERY must be at least 60 s")
-    settings = _settings(args, reference=args.reference or baseline)
+    settings = _settings(args, reference=parse_policy(args.reference) if args.reference
+                         else baseline)
     workload = _load(args)
     executor = make_executor(args.workers, args.executor, args.ray_address)
     try:
@@ -306,7 +310,7 @@ def _online(args, out: Console) -> int:
 
 
 def cmd_tune(args, out: Console) -> int:
-    from advisor.plugins import parse_duration
+    from advisor.units import parse_duration
     from advisor.views.report import tune_table
     from advisor.whatif.runner import make_executor
     from advisor.studies.tune import tune
@@ -333,11 +337,33 @@ def cmd_tune(args, out: Console) -> int:
     return EXIT_OK
 
 
+def _snapshot(args):
+    """The snapshot ``--from`` names, and its source: a live cluster read, or a trace
+    replayed to the moment under ``--policy`` (parsed first, before any reading)."""
+    from adapters.sources import LiveCluster, SourceOptions, open_source
+    from advisor.plugins.spec import BASELINE, parse_policy
+    from advisor.whatif.snapshot import parse_moment, trace_snapshot
+    policy = parse_policy(args.policy or BASELINE)
+    source = open_source(args.source, SourceOptions(commands=_commands(args)))
+    if isinstance(source, LiveCluster):
+        return source.snapshot, source
+    moment = parse_moment(source.moment, source.workload.header)
+    return trace_snapshot(source.workload, policy, moment), source
+
+
+def _history(snap, source, weeks: int):
+    """The jobs finished over the ``weeks`` before the snapshot: sacct's, or the trace's."""
+    from adapters.sources import LiveCluster
+    from advisor.model import SECONDS_PER_WEEK
+    from advisor.whatif.snapshot import trace_history
+    if isinstance(source, LiveCluster):
+        return source.history(snap.time - weeks * SECONDS_PER_WEEK)
+    return trace_history(source.workload, snap, weeks)
+
+
 def cmd_snapshot(args, out: Console) -> int:
-    from adapters.sources import SourceOptions, take_snapshot
     from advisor.views.report import snapshot_view
-    snap = take_snapshot(args.source, SourceOptions(commands=_commands(args),
-                                                    policy=args.policy))
+    snap, _ = _snapshot(args)
     doc = snap.to_dict()
     if args.out:
         from adapters.files import atomic_write
@@ -373,7 +399,7 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
     """An epoch from a date (2026-11-01[T12:00]) or, with ``ago``, a duration back (30d)."""
     from datetime import datetime
 
-    from advisor.plugins import parse_duration
+    from advisor.units import parse_duration
     try:
         return int(datetime.fromisoformat(text).timestamp())
     except ValueError:
@@ -383,13 +409,11 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
 
 
 def cmd_recommend(args, out: Console) -> int:
-    from adapters.sources import SourceOptions, snapshot_and_history
-    from advisor.whatif.recommend import recommend
-    from advisor.views.advice import cluster_dict, recommendation_view
-    from advisor.whatif.runner import make_executor
-    from advisor.whatif.scenario import site_epoch
-    from advisor.whatif.slurmconf import change_for
     from adapters.store import Store, default_path, run_lock
+    from advisor.views.advice import cluster_dict, recommendation_view
+    from advisor.whatif.recommend import recommend
+    from advisor.whatif.runner import make_executor
+    from advisor.whatif.slurmconf import change_for
     settings = _settings(args)
     if args.apply and not args.source.startswith("slurm"):
         raise BadInput("--apply needs a live cluster (--from slurm); a trace has no "
@@ -398,9 +422,8 @@ def cmd_recommend(args, out: Console) -> int:
     lock = Path(args.lock) if args.lock else (store.path if store else
                                               default_path()).with_suffix(".lock")
     with run_lock(lock):
-        snap, history = snapshot_and_history(
-            args.source, SourceOptions(commands=_commands(args), policy=args.policy),
-            settings.history_weeks)
+        snap, source = _snapshot(args)
+        history = _history(snap, source, settings.history_weeks)
         previous = store.last_recommended(args.source) if store else None
         executor = make_executor(args.workers, args.executor, args.ray_address)
         try:
@@ -409,7 +432,7 @@ def cmd_recommend(args, out: Console) -> int:
         finally:
             executor.close()
         chosen = rec.candidates[rec.chosen]
-        change = change_for(chosen, snap, site_epoch(snap)) if rec.change else None
+        change = change_for(chosen, snap) if rec.change else None
         code = EXIT_CHANGE if rec.change else EXIT_OK
         doc = {**rec.as_dict(), "source": args.source, "cluster": cluster_dict(snap),
                "change_detail": change.as_dict() if change else None}
@@ -486,7 +509,7 @@ def cmd_policies(args, out: Console) -> int:
 
 
 def cmd_bench(args, out: Console) -> int:
-    from advisor.studies.bench import bench, bench_table
+    from advisor.bench import bench, bench_table
     figures = bench(repeat=args.repeat, tune=not args.skip_tune)
     if args.json:
         _emit_json(figures)
@@ -500,12 +523,19 @@ COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "snapshot": cmd_snapshot,
             "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench}
 
 
+#: the commands that use policy plugins: they load (and check) every plugin before any work
+USES_PLUGINS = ("replay", "tune", "snapshot", "recommend", "policies")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = Console()
     if not out.is_terminal:  # a pipe or a file: do not squeeze tables into 80 columns
         out = Console(width=140)
     try:
+        if args.command in USES_PLUGINS:
+            from advisor.plugins.registry import registry
+            registry()
         return COMMANDS[args.command](args, out)
     except AdvisorError as e:
         message = " ".join(str(e).split())  # one line, whatever the message holds

@@ -31,6 +31,11 @@ SWF_FIELDS: tuple[str, ...] = (
 SWF_FLOAT_FIELDS = frozenset({"avg_cpu", "used_mem", "req_mem"})
 
 SECONDS_PER_WEEK = 7 * 24 * 3600
+#: The partition every job of a trace runs in: traces of the Archive know one machine.
+TRACE_PARTITION = "batch"
+#: The columns of a history table, the finished jobs futures are drawn from (times in the
+#: snapshot's clock, durations in seconds, -1 unknown).
+HISTORY_COLUMNS = ("user", "submit", "runtime", "limit", "cpus", "nodes", "partition")
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ class Partition:
     oversubscribe: str = "NO"
     default: bool = False
     state: str = "UP"
+    preempt_mode: str | None = None  # the partition's own PreemptMode (None: the cluster's)
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,17 @@ class Cluster:
 
     def partition(self, name: str) -> Partition | None:
         return next((p for p in self.partitions if p.name == name), None)
+
+
+def trace_machine(workload: Workload) -> Cluster:
+    """A trace's machine as a cluster: one node per processor (the papers' model), all in
+    one partition with no time limit."""
+    procs = workload.machine.procs
+    names = tuple(f"p{i}" for i in range(1, procs + 1))
+    nodes = tuple(Node(name=n, cpus=1, partitions=(TRACE_PARTITION,)) for n in names)
+    partition = Partition(name=TRACE_PARTITION, nodes=names, default=True)
+    return Cluster(name=workload.machine.name or workload.source, nodes=nodes,
+                   partitions=(partition,))
 
 
 @dataclass(frozen=True)
@@ -246,6 +263,20 @@ class SchedulingConfig:
     job_submit_plugins: tuple[str, ...] = ()
     over_time_limit: int = 0               # minutes
     slurm_version: str = ""
+
+
+@dataclass(frozen=True)
+class ScaledJob:
+    """A trace's job scaled down to a sleep job for a test cluster (sim-to-real): submitted
+    ``offset`` seconds after the first, sleeping ``runtime`` seconds, asking ``cpus`` CPUs
+    for ``limit`` minutes in ``partition``."""
+
+    key: int            # the trace's job id
+    offset: int
+    runtime: int
+    limit: int          # minutes
+    cpus: int
+    partition: str
 
 
 @dataclass(frozen=True)

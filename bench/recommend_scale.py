@@ -7,11 +7,11 @@ The machine is CEA-Curie's "large" partition (partition 4 of the log: the 360 fa
 11,520 CPUs). Replayed as logged, its queue never holds more than ~600 jobs, so the load
 is raised by compressing the inter-arrival times by ``--load`` (1.6: the same jobs arrive
 1.6 times as fast), and the snapshot is taken at the first moment the replay under
-EASY-FCFS has ``--pending`` jobs waiting. The trace is not bundled (3.6 MB); by default it
-is read from ../shared/traces beside the repository.
+EASY-FCFS has ``--pending`` jobs waiting. The trace is not bundled (3.6 MB): give the
+Archive's CEA-Curie-2011-2.1-cln.swf.gz with --trace.
 
-    .venv/bin/python bench/recommend_scale.py [--executors ray,serial] [--samples 8]
-                                              [--profile] [--json F]
+    .venv/bin/python bench/recommend_scale.py --trace PATH [--executors ray,serial]
+                                              [--samples 8] [--profile] [--json F]
 """
 from __future__ import annotations
 
@@ -32,26 +32,42 @@ from rich.table import Table  # noqa: E402
 
 from adapters.files import atomic_write  # noqa: E402
 from adapters.swf import read_swf  # noqa: E402
-from advisor.whatif.candidates import candidates_for, grid_specs  # noqa: E402
 from advisor.cleaning import CleaningOptions, clean  # noqa: E402
 from advisor.engine import job_arrays, run  # noqa: E402
 from advisor.whatif.futures import (ArrivalSampler, RuntimeModel, draw_sample,  # noqa: E402
                              history_from_workload)
 from advisor.model import SECONDS_PER_WEEK  # noqa: E402
-from advisor.policy import parse_policy  # noqa: E402
+from advisor.model import TRACE_PARTITION  # noqa: E402
+from advisor.plugins.contract import Context  # noqa: E402
+from advisor.plugins.grid import default_grid  # noqa: E402
+from advisor.plugins.registry import registry  # noqa: E402
+from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
+from advisor.units import parse_duration  # noqa: E402
+from advisor.whatif.candidates import candidates_for  # noqa: E402
 from advisor.whatif.recommend import Settings, simulate  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
-from advisor.whatif.scenario import Task, evaluate, site_epoch  # noqa: E402
-from advisor.whatif.snapshot import TRACE_PARTITION, trace_snapshot  # noqa: E402
+from advisor.whatif.scenario import Task, evaluate  # noqa: E402
+from advisor.whatif.snapshot import trace_snapshot  # noqa: E402
 
-CURIE = ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln.swf.gz"
 LARGE_PARTITION, LARGE_CPUS = 4, 11520
-REPLAY = "easy:FCFS:FCFS"
+REPLAY = BASELINE
 #: the default grid's ramps and three more
 RAMPS = ("2h", "4h", "8h", "12h", "24h", "48h")
 #: the default grid's backfills at this queue size (conservative is left out above
-#: advisor.whatif.candidates.CONSERVATIVE_UP_TO pending jobs) and depth 8
+#: --conservative-up-to pending jobs) and depth 8
 BACKFILLS = "easy,depth:k=2,depth:k=4,depth:k=8"
+
+
+def grid_points(backfills: str) -> dict:
+    """The grid's points: these backfills (specs as --backfills writes them, in this
+    order) and no other, each ordering with a key under each of RAMPS."""
+    points: dict[str, list] = {p.key: [] for p in registry().family("backfill").members}
+    for spec in backfills.split(","):
+        choice = parse_policy(spec).choice("backfill")
+        points[choice.plugin.key].append(choice.params)
+    queue = registry().plugin("threshold", "queue")
+    points[queue.key] = [queue.Params(T=parse_duration(r)) for r in RAMPS]
+    return points
 
 
 def busy_workload(path: Path, load: float):
@@ -81,7 +97,8 @@ def first_moment_with(workload, pending: int) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trace", type=Path, default=CURIE)
+    ap.add_argument("--trace", type=Path, required=True,
+                    help="CEA-Curie-2011-2.1-cln.swf.gz (Parallel Workloads Archive)")
     ap.add_argument("--load", type=float, default=1.6)
     ap.add_argument("--pending", type=int, default=2000)
     ap.add_argument("--candidates", type=int, default=100)
@@ -106,8 +123,9 @@ def main() -> int:
     ids = {j.job_id for j in (*snap.running, *snap.pending)}
     history = history_from_workload(workload, moment, ids, TRACE_PARTITION)
     history = history[history["submit"] >= moment - 4 * SECONDS_PER_WEEK]
-    specs = grid_specs(tuple(args.backfills.split(",")), RAMPS)[:args.candidates]
-    candidates = candidates_for(snap, specs)
+    context = Context(snap.machine, snap.config, len(snap.pending), None)
+    policies = default_grid(context, grid_points(args.backfills))[:args.candidates]
+    candidates = candidates_for(snap, policies)
     setup = time.perf_counter() - t
     figures = {"trace": args.trace.name, "cpus": snap.machine.cpus, "load": args.load,
                "moment": moment, "running": len(snap.running), "pending": len(snap.pending),
@@ -120,10 +138,10 @@ def main() -> int:
     if args.profile:
         sample = draw_sample(snap, history, args.horizon, 1, RuntimeModel(history),
                              ArrivalSampler(history, moment, settings.history_weeks))
-        evaluate(Task(snap, tuple(candidates[:1]), sample, args.horizon, site_epoch(snap)))
+        evaluate(Task(snap, tuple(candidates[:1]), sample, args.horizon))
         for c in candidates:
             t = time.perf_counter()
-            evaluate(Task(snap, (c,), sample, args.horizon, site_epoch(snap)))
+            evaluate(Task(snap, (c,), sample, args.horizon))
             out.print(f"{c.spec:32s} {time.perf_counter() - t:8.3f} s")
         return 0
     table = Table("executor", "workers", "wall (s)", "simulations", "per simulation (ms)",

@@ -1,7 +1,7 @@
 """Sim-to-real benchmark: play scaled windows of a real trace on a real Slurm (the test
 cluster of tests/integration, started here) under each configuration of
-``advisor.studies.validate.CONFIGURATIONS``, and print how well the slurm and textbook modes predict
-the real start times. Needs root (it starts munge, mariadb, slurmdbd, slurmctld, slurmd).
+``advisor.studies.validate.CONFIGURATIONS``, and print how well the slurm and textbook modes
+predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, slurmctld, slurmd).
 
     .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2]
                                           [--json F] [--save RECORDINGS.json]
@@ -23,7 +23,7 @@ from adapters.files import atomic_write
 from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_submit import play
 from adapters.swf import read_swf
-from advisor.studies.replay import resolve_trace
+from adapters.swf import resolve_trace
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
 from tests.integration.slurm_cluster import NODE_CPUS, NODES, SlurmCluster
 

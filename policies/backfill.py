@@ -1,65 +1,86 @@
 """backfill/*: how jobs may start ahead of the primary order.
 
 * none: strict order, no backfilling (start in order until one does not fit);
-* easy: seed 001 Fig. 2 / seed 002 Algorithm 1, one reservation for the first blocked job;
+* easy: seed 001 Fig. 2 / seed 002 Algorithm 1, one reservation for the first blocked job
+  (the family's default);
 * depth: the first k blocked jobs (primary order) hold reservations, the rest backfill;
 * conservative: seed 001 §2.1, every queued job holds a reservation, with compression.
 
-In Slurm (``to_slurm``; ../shared/slurm/MAPPING.md §2.2) the depth is
-``bf_job_part_count_reserve`` (EASY 1, depth k, conservative 0 = every job) and no
-backfilling is ``SchedulerType=sched/builtin``.
+EASY and depth backfill in their own queue's order (``order``: seed 002's secondary
+ordering, default the primary one). In Slurm (``enact``; docs/slurm-mapping.md,
+"Backfilling") the depth is ``bf_job_part_count_reserve`` (EASY 1, depth k, conservative 0
+= every job), no backfilling is ``SchedulerType=sched/builtin``, and backfill walks the one
+priority order: a separate backfill order has no Slurm form.
+
+The grid proposes EASY, depth 2 and 4, and conservative while the queue is not long: Slurm
+re-plans every pending job every cycle, which costs seconds per simulation on a wide
+machine with a long queue (CEA-Curie's 11,520 CPUs, one sample: 0.7-2.6 s at 500 pending,
+1.3-3.1 s at 1,000, 2-4 s at 2,000) against tens of milliseconds for EASY and depth-k.
+No backfilling only idles processors that backfilling fills without delaying a
+reservation; it stays available by name.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from advisor.engine import EngineConfig
-from advisor.model import SchedulingConfig
+from advisor.plugins import (Context, Enactment, EngineConfig, NoParams, NoSlurmForm,
+                             PluginBase, param)
+from advisor.plugins.registry import plugin
+
+SHADOWS = ("all", "first")
+DEFAULT_SHADOW = "all"
+DEFAULT_K, MIN_K = 2, 1
+#: the depths the grid proposes
+GRID_DEPTHS = (2, 4)
 
 
-@dataclass(frozen=True)
-class NoParams:
-    """No parameters."""
+def _order():
+    return param("", "the backfill queue's ordering (default: the primary one)",
+                 kind="plugin", family="ordering")
 
 
 @dataclass(frozen=True)
 class EasyParams:
-    shadow: str = field(default="all", metadata={
-        "choices": ("all", "first"),
-        "help": "running jobs ending exactly at the shadow time: 'all' count toward the "
-                "extra processors (textbook), or only those up to the first that frees "
-                "enough for the head job ('first')"})
+    shadow: str = param(DEFAULT_SHADOW, "running jobs ending exactly at the shadow time: "
+                        "'all' count toward the extra processors (textbook), or only those "
+                        "up to the first that frees enough for the head job ('first')",
+                        choices=SHADOWS)
+    order: str = _order()
 
 
 @dataclass(frozen=True)
 class DepthParams:
-    k: int = field(default=2, metadata={"min": 1, "help": "reservations held (k=1 is EASY)"})
+    k: int = param(DEFAULT_K, "reservations held (k=1 is EASY)", min=MIN_K)
+    order: str = _order()
 
 
-@dataclass(frozen=True)
-class Backfill:
-    name: str
-    summary: str
-    Params: type
-    family: str = "backfill"
+class Backfill(PluginBase):
+    """What the members share: the engine's mode, a backfill queue's order, the Slurm form
+    through the reservations each partition may hold (``reserve``)."""
+
+    family = "backfill"
+    engine = ""
 
     def configure(self, config: EngineConfig, params) -> EngineConfig:
-        config = replace(config, backfill=self.name)
-        if isinstance(params, EasyParams):
-            config = replace(config, shadow=params.shadow)
-        if isinstance(params, DepthParams):
-            config = replace(config, depth=params.k)
+        config = replace(config, backfill=self.engine)
+        order = getattr(params, "order", "")
+        if order:
+            ordering = plugin("ordering", order)
+            secondary = ordering.configure(EngineConfig(), ordering.Params()).primary
+            config = replace(config, secondary=secondary)
         return config
 
-    def to_slurm(self, config: SchedulingConfig,
-                 params) -> tuple[SchedulingConfig, str, tuple[str, ...]]:
-        """``config`` with this backfilling; its fidelity and caveats."""
-        if self.name == "none":
-            return replace(config, scheduler_type="sched/builtin"), "exact", (
-                "the main scheduler alone: per partition, no job starts past a blocked one",)
-        reserve = params.k if isinstance(params, DepthParams) else int(self.name == "easy")
-        config = replace(config, scheduler_type="sched/backfill",
-                         backfill=replace(config.backfill, bf_job_part_count_reserve=reserve))
+    def reserve(self, params) -> int:
+        raise NotImplementedError
+
+    def enact(self, params, context: Context) -> Enactment:
+        order = getattr(params, "order", "")
+        primary = context.chosen("ordering")
+        if order and (primary is None or order != primary.plugin.name):
+            raise NoSlurmForm("Slurm backfills in its one priority order, so the backfill "
+                              "ordering must equal the primary one (docs/slurm-mapping.md, "
+                              "Backfilling)")
+        reserve = self.reserve(params)
         caveats = ["backfill reserves whole nodes, plans every bf_interval in bf_resolution "
                    "steps, and gives no reservation beyond bf_window (simulated)"]
         if reserve:
@@ -67,15 +88,73 @@ class Backfill:
         else:
             caveats.append("re-planned every cycle (conservative with compression); jobs "
                            "past bf_max_job_test get no reservation")
-        return config, "approximate", tuple(caveats)
+        return Enactment(sets={"scheduler_type": "sched/backfill",
+                               "backfill.bf_job_part_count_reserve": reserve},
+                         fidelity="approximate", caveats=tuple(caveats))
 
 
-NONE = Backfill("none", "no backfilling: start in primary order until a job does not fit",
-                NoParams)
-EASY = Backfill("easy", "EASY: backfill without delaying the first blocked job's reservation",
-                EasyParams)
-DEPTH = Backfill("depth", "reservations for the first k blocked jobs, backfill the others",
-                 DepthParams)
-CONSERVATIVE = Backfill("conservative",
-                        "conservative: every job keeps a reservation; compressed on early ends",
-                        NoParams)
+class NoBackfill(Backfill):
+    name = "none"
+    summary = "no backfilling: start in primary order until a job does not fit"
+    Params = NoParams
+    rank = 23
+    engine = "none"
+
+    def candidates(self, context: Context) -> tuple:
+        return ()
+
+    def enact(self, params, context: Context) -> Enactment:
+        return Enactment(sets={"scheduler_type": "sched/builtin"}, caveats=(
+            "the main scheduler alone: per partition, no job starts past a blocked one",))
+
+
+class Easy(Backfill):
+    name = "easy"
+    summary = "EASY: backfill without delaying the first blocked job's reservation"
+    Params = EasyParams
+    rank = 20
+    default = True
+    engine = "easy"
+
+    def candidates(self, context: Context) -> tuple:
+        return (EasyParams(),)
+
+    def configure(self, config: EngineConfig, params) -> EngineConfig:
+        return replace(super().configure(config, params), shadow=params.shadow)
+
+    def reserve(self, params) -> int:
+        return 1
+
+
+class Depth(Backfill):
+    name = "depth"
+    summary = "reservations for the first k blocked jobs, backfill the others"
+    Params = DepthParams
+    rank = 21
+    engine = "depth"
+
+    def candidates(self, context: Context) -> tuple:
+        return tuple(DepthParams(k=k) for k in GRID_DEPTHS)
+
+    def configure(self, config: EngineConfig, params) -> EngineConfig:
+        return replace(super().configure(config, params), depth=params.k)
+
+    def reserve(self, params) -> int:
+        return params.k
+
+
+class Conservative(Backfill):
+    name = "conservative"
+    summary = "conservative: every job keeps a reservation; compressed on early ends"
+    Params = NoParams
+    rank = 22
+    engine = "conservative"
+
+    def candidates(self, context: Context) -> tuple:
+        return () if context.queue_is_long else (NoParams(),)
+
+    def reserve(self, params) -> int:
+        return 0
+
+
+NONE, EASY, DEPTH, CONSERVATIVE = NoBackfill(), Easy(), Depth(), Conservative()

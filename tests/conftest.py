@@ -5,7 +5,7 @@ import pytest
 
 from adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
-from advisor.studies.replay import BUNDLED_TRACES
+from adapters.swf import BUNDLED_TRACES
 
 SEED002_FILTER = CleaningOptions(drop_overruns=True, drop_oversize=True)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from advisor.engine import job_arrays, run
 from advisor.model import workload_from_records
-from advisor.policy import parse_policy
+from advisor.plugins.spec import parse_policy
 
 
 def starts(jobs: list[tuple], machine: int, spec: str, **config) -> list[int]:

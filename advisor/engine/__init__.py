@@ -5,14 +5,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Union
 
 import numpy as np
 
 from advisor.engine import core
-from advisor.engine.structures import EXP, FCFS, LCFS, LPF, LQF, SPF, SQF
+from advisor.engine.structures import (
+    EXP,
+    FCFS,
+    KEYED,
+    KEYED_OTHER,
+    LCFS,
+    LPF,
+    LQF,
+    SPF,
+    SQF,
+    order_key,
+)
 from advisor.errors import BadInput
 from advisor.model import Workload
 
+#: the orderings the compiled core knows by name (seed 002 §3.2)
 ORDERINGS = {"FCFS": FCFS, "LCFS": LCFS, "SPF": SPF, "LPF": LPF, "SQF": SQF, "LQF": LQF,
              "EXP": EXP}
 BACKFILL_MODES = {"none": core.NO_BACKFILL, "easy": core.EASY, "depth": core.DEPTH,
@@ -21,13 +34,28 @@ SHADOW_RULES = {"all": core.SHADOW_ALL, "first": core.SHADOW_FIRST}
 
 
 @dataclass(frozen=True)
+class SortKey:
+    """An ordering the core does not know by name: ``key(arrays)`` gives each job's static
+    sort key (smaller first; ties by submit time, then job id). ``key`` must be a function
+    of a module, so that a configuration can travel to worker processes."""
+
+    name: str
+    key: Callable[[JobArrays], np.ndarray]
+
+
+Order = Union[str, SortKey]
+
+
+@dataclass(frozen=True)
 class EngineConfig:
-    """Everything the compiled core is told about a policy (see ``core.simulate``)."""
+    """Everything the compiled core is told about a policy (see ``core.simulate``).
+    ``primary`` and ``secondary`` (the backfill queue's order; None: the primary's) are an
+    ordering's name in ``ORDERINGS`` or a ``SortKey``."""
 
     backfill: str = "easy"
     depth: int = 1
-    primary: str = "FCFS"
-    secondary: str = "FCFS"
+    primary: Order = "FCFS"
+    secondary: Order | None = None
     threshold: int | None = None
     shadow: str = "all"
     batch: bool = True
@@ -136,10 +164,10 @@ def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray
     """Simulate; returns (start time of each job, its first reservation or -1)."""
     try:
         mode = BACKFILL_MODES[config.backfill]
-        primary, secondary = ORDERINGS[config.primary], ORDERINGS[config.secondary]
         shadow = SHADOW_RULES[config.shadow]
     except KeyError as e:
         raise BadInput(f"unknown engine setting {e}") from None
+    (primary, pkey), (secondary, skey) = _orders(arrays, config)
     if config.backfill == "depth" and config.depth < 1:
         raise BadInput("reservation depth k must be at least 1")
     threshold = -1 if config.threshold is None else int(config.threshold)
@@ -148,8 +176,52 @@ def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray
     return core.simulate(arrays.submit, arrays.runtime, arrays.estimate, arrays.procs,
                          arrays.machine, mode, int(config.depth), primary, secondary,
                          threshold, shadow, bool(config.batch), t0, fixed,
-                         bool(arrays.first_pass))
+                         bool(arrays.first_pass), pkey, skey)
 
 
-# Read only when resuming (t0 given), so an empty array stands for "no job is running".
+def _order(arrays: JobArrays, order: Order) -> tuple[int, np.ndarray]:
+    """An ordering's code for the core, and its per-job keys (read only when KEYED)."""
+    if isinstance(order, SortKey):
+        key = np.ascontiguousarray(order.key(arrays), dtype=np.float64)
+        if key.shape != (len(arrays),):
+            raise BadInput(f"ordering {order.name}: its key gives {key.shape[0]} values for "
+                           f"{len(arrays)} jobs")
+        return KEYED, key
+    if order not in ORDERINGS:
+        raise BadInput(f"unknown engine setting '{order}'")
+    return ORDERINGS[order], _NO_KEYS
+
+
+def _orders(arrays: JobArrays, config: EngineConfig):
+    """(code, keys) of the primary and the backfill queue's order. A backfill queue keyed
+    otherwise than the primary one is KEYED_OTHER, so that the core sorts it apart."""
+    primary = _order(arrays, config.primary)
+    if config.secondary is None or config.secondary == config.primary:
+        return primary, primary
+    code, key = _order(arrays, config.secondary)
+    if code == KEYED and primary[0] == KEYED:
+        code = KEYED_OTHER
+    return primary, (code, key)
+
+
+def queue_rank(arrays: JobArrays, queued: np.ndarray, time: int,
+               config: EngineConfig) -> np.ndarray:
+    """Each queued job's place (0 = head) in the primary order at ``time``: over-threshold
+    jobs first by submit time (seed 002 §6), then the ordering's key, then arrival."""
+    (kind, given), _ = _orders(arrays, config)
+    over = np.zeros(len(queued), bool)
+    if config.threshold is not None:
+        over = time - arrays.submit[queued] > config.threshold
+    keys = np.array([order_key(kind, int(i), time, arrays.submit, arrays.estimate,
+                               arrays.procs, given) for i in queued], dtype=float)
+    keys = np.where(over, arrays.submit[queued].astype(float), keys)
+    order = np.lexsort((queued, keys, ~over))
+    rank = np.empty(len(queued), np.int64)
+    rank[order] = np.arange(len(queued))
+    return rank
+
+
+# Read only when resuming (t0 given), so an empty array stands for "no job is running"; and
+# only when an order is KEYED (float64: one compiled signature whatever the orders).
 _NO_FIXED = np.empty(0, np.int64)
+_NO_KEYS = np.empty(0, np.float64)

@@ -85,11 +85,11 @@ def enqueue(j, q, nq, opr, npr, opb, npb, state):
 
 @njit(cache=True)
 def backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr, npr, opb, npb, key,
-                   submit, estimate, procs):
+                   submit, estimate, procs, skey):
     """The queue in the backfill (secondary) order, sharing work with the primary order."""
     if sort_pb:
         for a in range(npb):
-            key[opb[a]] = order_key(secondary, opb[a], t, submit, estimate, procs)
+            key[opb[a]] = order_key(secondary, opb[a], t, submit, estimate, procs, skey)
         sort_by_key(opb, npb, key)
         return opb, npb
     if secondary == primary and sort_pr:
@@ -169,12 +169,13 @@ def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, fr
 
 @njit(cache=True)
 def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, secondary,
-             threshold, shadow_rule, batch, t0, fixed, first_pass):
+             threshold, shadow_rule, batch, t0, fixed, first_pass, pkey, skey):
     """Simulate one policy. Returns (start times, first reservation of each job or -1).
 
     mode: NO_BACKFILL, EASY, DEPTH (first `depth` blocked jobs hold reservations) or
     CONSERVATIVE (every job holds one, kept between passes and compressed).
-    primary / secondary: orderings of the primary and the backfill queue.
+    primary / secondary: orderings of the primary and the backfill queue; pkey / skey: their
+    per-job keys when they are KEYED (read only then).
     threshold: seconds of wait after which a job jumps ahead of the primary order, in submit
     order (seed 002 §6), or -1 for none.
     """
@@ -240,7 +241,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         # ---- this pass's primary order: over-threshold jobs first, by submit (seed 002 §6)
         if sort_pr:
             for a in range(npr):
-                key[opr[a]] = order_key(primary, opr[a], t, submit, estimate, procs)
+                key[opr[a]] = order_key(primary, opr[a], t, submit, estimate, procs, pkey)
             sort_by_key(opr, npr, key)
             npo = 0
             if threshold >= 0:
@@ -276,7 +277,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                     first_resv[head] = shadow
                 # ---- backfill in the secondary order without delaying the head
                 border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr,
-                                            npr, opb, npb, key, submit, estimate, procs)
+                                            npr, opb, npb, key, submit, estimate, procs, skey)
                 for a in range(nb):
                     if free == 0:
                         break
@@ -293,7 +294,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             border, nb = q, nq  # conservative backfills nothing: every job has its promise
             if mode == DEPTH:
                 border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq,
-                                            opr, npr, opb, npb, key, submit, estimate, procs)
+                                            opr, npr, opb, npb, key, submit, estimate, procs,
+                                            skey)
             free, hn, nrl, t_wake = profile_pass(
                 t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
                 state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs)

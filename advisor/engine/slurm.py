@@ -34,8 +34,7 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          EXCLUSIVE, FIXED, FIXED_PRIO, JOB_ROWS, LIMIT,
                                          MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER)
 from advisor.errors import BadInput
-from advisor.model import Cluster, Job, SchedulingConfig, Snapshot, Workload
-from advisor.whatif.snapshot import trace_machine
+from advisor.model import Cluster, Job, SchedulingConfig, Snapshot, Workload, trace_machine
 
 UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
 # priority/basic: each new job gets the lowest priority so far minus one

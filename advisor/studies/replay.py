@@ -1,37 +1,16 @@
 """Offline replay: a trace under one or many policies, every job as it really arrived."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pandas as pd
 
 from advisor import metrics
 from advisor.engine import EngineConfig, Estimates, job_arrays, run
-from advisor.errors import SourceUnavailable
 from advisor.model import Workload
-from advisor.policy import Policy
+from advisor.plugins.spec import BASELINE, Policy
 
-BUNDLED_TRACES = Path(__file__).parents[1] / "data" / "traces"
-DEFAULT_TRACE = BUNDLED_TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
-DEFAULT_POLICIES = ("easy:FCFS:FCFS", "easy:SPF:SPF", "easy:SPF:SPF:T=20h",
-                    "conservative:FCFS")
-
-
-def resolve_trace(name: str | None) -> Path:
-    """A trace path; a bundled trace by name prefix (KTH-SP2, ...); the default if None."""
-    if name is None:
-        return DEFAULT_TRACE
-    path = Path(name)
-    if path.exists():
-        return path
-    bundled = sorted(BUNDLED_TRACES.glob("*.swf.gz"))
-    matches = [p for p in bundled if p.name.lower().startswith(name.lower())]
-    if len(matches) == 1:
-        return matches[0]
-    names = ", ".join(re.sub(r"-\d{4}-.*", "", p.name) for p in bundled)
-    raise SourceUnavailable(f"no trace file '{name}' (bundled traces: {names})")
+DEFAULT_POLICIES = (BASELINE, "easy:SPF:SPF", "easy:SPF:SPF:T=20h", "conservative:FCFS")
 
 
 @dataclass(frozen=True)

@@ -19,20 +19,22 @@ import numpy as np
 from advisor.engine import EngineConfig, Estimates, JobArrays, job_arrays, run
 from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK, Workload
-from advisor.plugins import format_duration
-from advisor.policy import Policy, parse_policy
+from advisor.plugins.registry import registry
+from advisor.plugins.spec import BASELINE, Choice, Policy, parse_policy
 from advisor.whatif.runner import Executor, SerialExecutor
-
-ORDERS = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "EXP")
-BASELINE = "easy:FCFS:FCFS"
 WEEKS_PER_TASK = 10
 
 
 def candidates(thresholds: tuple[int, ...] = ()) -> list[Policy]:
-    """The 49 EASY-PR-PB policies, then the same 49 under each threshold."""
-    specs = [f"easy:{pr}:{pb}" for pr in ORDERS for pb in ORDERS]
-    specs += [f"{s}:T={format_duration(t)}" for t in thresholds for s in specs[:49]]
-    return [parse_policy(s) for s in specs]
+    """Seed 002's EASY-PR-PB for every pair of installed orderings (its seven give 49),
+    then the same under each queue threshold."""
+    reg = registry()
+    easy, queue = reg.plugin("backfill", "easy"), reg.plugin("threshold", "queue")
+    orders = reg.family("ordering").members
+    pairs = [[Choice(pr, pr.Params()), Choice(easy, easy.Params(order=pb.name))]
+             for pr in orders for pb in orders]
+    return [Policy.of(c) for c in pairs] + [
+        Policy.of([*c, Choice(queue, queue.Params(T=t))]) for t in thresholds for c in pairs]
 
 
 class WeekSampler:
@@ -128,7 +130,7 @@ def tune(workload: Workload, *, weeks: int = 250, seed: int = 0,
         raise BadInput("the trace has too few jobs to split into a training and a test half")
     policies = candidates(thresholds)
     configs = [p.engine_config() for p in policies]
-    baseline = [p.spec for p in policies].index(BASELINE)
+    baseline = policies.index(parse_policy(BASELINE))
     arrays = job_arrays(workload, estimates)
     user = workload.jobs["user"].to_numpy()
     mid = split(workload)

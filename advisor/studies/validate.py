@@ -11,28 +11,15 @@ prediction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from advisor.engine import EngineConfig, run
 from advisor.engine.slurm import run_slurm, slurm_input
-from advisor.model import Job, Snapshot, Workload
+from advisor.model import Job, ScaledJob, Snapshot, Workload
 from advisor.whatif.snapshot import resume_arrays
-
-
-@dataclass(frozen=True)
-class ScaledJob:
-    """One sleep job: submitted ``offset`` seconds after the first, sleeping ``runtime``
-    seconds, asking ``cpus`` CPUs for ``limit`` minutes in ``partition``."""
-
-    key: int            # the trace's job id
-    offset: int
-    runtime: int
-    limit: int          # minutes
-    cpus: int
-    partition: str
 
 
 def scaled_jobs(workload: Workload, count: int, span: int, cpus: int, max_runtime: int,

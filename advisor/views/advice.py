@@ -93,7 +93,7 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
     parts.append(Text(f"{verdict}: {doc['reason']}",
                       style="bold green" if doc["change"] else "bold"))
     change = doc.get("change_detail")
-    if change and (change["diff"] or change["job_submit_lua"]):
+    if change and (change["diff"] or change["job_submit_lua"] or change.get("partitions")):
         parts += _change_view(change)
     if "applied" in doc:
         parts.append(applied_view(doc["applied"]))
@@ -116,8 +116,11 @@ def _change_view(change: dict) -> list:
     for key, d in change["diff"].items():
         diff.add_row(key, d["in_effect"] or "(unset)", d["recommended"] or "(unset)")
     parts.append(diff)
+    if change.get("partitions"):
+        parts.append(Text("partitions (PartitionName lines, in the fragment):\n"
+                          + "\n".join(change["partitions"])))
     if change["job_submit_lua"]:
-        parts.append(Text("job_submit.lua sets the site factor (written with --write, "
+        parts.append(Text("job_submit.lua applies the job rules (written with --write, "
                           "installed with --apply)"))
     commands = change["commands"]
     if commands:

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.model import Snapshot, Workload
-from advisor.plugins import describe_params, registry
+from advisor.plugins.grid import catalogue
 from advisor.studies.replay import ReplayResult
 
 if TYPE_CHECKING:  # tune pulls in the process pool machinery: not needed to print a replay
@@ -87,22 +87,42 @@ def tune_table(workload: Workload, result: TuneResult, top: int = 10) -> Group:
 
 
 def policies_dict() -> dict:
-    out = {}
-    for key, p in sorted(registry().items()):
-        out[key] = {"summary": p.summary, "params": describe_params(p.Params)}
-    return out
+    """The installed families and plugins (``advisor.plugins.grid.catalogue``)."""
+    return {"families": catalogue()}
 
 
-def policies_table() -> Table:
-    table = Table(title="Installed policy plugins", title_justify="left", box=box.SIMPLE)
-    table.add_column("plugin")
-    table.add_column("what it does")
-    table.add_column("parameters")
-    for key, info in policies_dict().items():
-        params = "\n".join(f"{p['name']}={p['default']}: {p.get('help', '')}"
-                           for p in info["params"])
-        table.add_row(key, info["summary"], params or "-")
-    return table
+def _bounds(p: dict) -> str:
+    out = [f"{p['min']}.." if "min" in p else "", f"..{p['max']}" if "max" in p else ""]
+    if "min" in p and "max" in p:
+        out = [f"{p['min']}..{p['max']}"]
+    if "choices" in p:
+        out = ["|".join(p["choices"])]
+    return "".join(out)
+
+
+def policies_table() -> Group:
+    """One table per family: each plugin, what it does, its parameters (default, bounds),
+    its points in the default grid and its fidelity in Slurm."""
+    tables = []
+    for family in catalogue():
+        default = family["default"]
+        title = (f"{family['family']} (default {default})" if default else
+                 f"{family['family']} (optional)")
+        table = Table(title=title, title_justify="left", box=box.SIMPLE, show_lines=False)
+        table.add_column("plugin", no_wrap=True)
+        table.add_column("what it does, parameters")
+        table.add_column("grid", no_wrap=False)
+        table.add_column("Slurm", no_wrap=True)
+        for m in family["members"]:
+            params = [f"{p['name']}={p['default']}"
+                      + (f" ({_bounds(p)})" if _bounds(p) else "") + f": {p.get('help', '')}"
+                      for p in m["params"]]
+            table.add_row(m["plugin"].split("/", 1)[1], "\n".join([m["summary"], *params]),
+                          ", ".join(m["candidates"]) or "-", m["fidelity"])
+        tables.append(table)
+    return Group(*tables, Text("grid: the points each plugin adds to the default grid of "
+                               "advisor recommend; Slurm: how faithfully Slurm runs it",
+                               style="dim"))
 
 
 # ------------------------------------------------------------------------------ snapshots

@@ -22,10 +22,8 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine.slurm import job_limit
-from advisor.model import SECONDS_PER_WEEK, Job, Snapshot, Workload
+from advisor.model import HISTORY_COLUMNS, SECONDS_PER_WEEK, Job, Snapshot, Workload
 
-#: the columns of a history table (times in the snapshot's clock, durations in seconds)
-HISTORY_COLUMNS = ("user", "submit", "runtime", "limit", "cpus", "nodes", "partition")
 #: users with fewer finished jobs than this borrow everyone's ratios
 MIN_JOBS = 5
 #: ids of sampled arrivals start here, far above any real job id

@@ -21,17 +21,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.slurm import slurm_input, start_times
-from advisor.model import SECONDS_PER_WEEK, Job, SchedulingConfig, Snapshot, Workload
-from advisor.policy import parse_policy
+from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Job, SchedulingConfig, Snapshot,
+                           Workload, trace_machine)
+from advisor.plugins.spec import BASELINE, Policy, parse_policy
+from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.whatif.recommend import Settings, recommend
 from advisor.whatif.runner import Executor
-from advisor.whatif.scenario import candidate_input, nice_of, site_epoch
-from advisor.whatif.snapshot import TRACE_PARTITION, trace_machine
-
-BASELINE = "easy:FCFS:FCFS"
+from advisor.whatif.scenario import candidate_input, nice_of
 
 
 @dataclass(frozen=True)
@@ -60,11 +58,12 @@ class OnlineResult:
 
 
 def online_replay(workload: Workload, every: int, settings: Settings = Settings(),
-                  executor: Executor | None = None, baseline: str = BASELINE,
+                  executor: Executor | None = None, baseline: Policy | None = None,
                   estimates: Estimates = Estimates(),
                   on_progress: Callable[[int, int], None] | None = None) -> OnlineResult:
     """The trace under the advisor's recommendations, decided every ``every`` seconds, and
-    under ``baseline`` throughout."""
+    under ``baseline`` (default EASY-FCFS-FCFS) throughout."""
+    baseline = baseline or parse_policy(BASELINE)
     # risk limits against the baseline, not against whatever is in effect: a chain of
     # changes, each within the limits of the last, could otherwise drift far from it
     settings = replace(settings, reference=settings.reference or baseline)
@@ -75,7 +74,7 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
 
     def decide(t: int, snap: Snapshot, history: pd.DataFrame, cur: Candidate) -> Candidate:
         rec = recommend(snap, history, settings, executor,
-                        previous=cur.spec if cur.spec != baseline else None, site=cur.site)
+                        previous=cur.spec if cur.spec != baseline.spec else None, site=cur.site)
         new = rec.candidates[rec.chosen] if rec.change else cur
         decisions.append(Decision(t, rec.triggered, new.spec, rec.change, rec.reason))
         if on_progress:
@@ -87,13 +86,13 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
     total["decisions"] = len(decisions)
     total["simulated"] = sum(d.triggered for d in decisions)
     total["changes"] = sum(d.changed for d in decisions)
-    return OnlineResult(baseline, every, start, static, decisions, weeks, total)
+    return OnlineResult(baseline.spec, every, start, static, decisions, weeks, total)
 
 
 class _System:
     """The trace as jobs a scheduler sees, and its play from decision point to point."""
 
-    def __init__(self, workload: Workload, estimates: Estimates, baseline: str):
+    def __init__(self, workload: Workload, estimates: Estimates, baseline: Policy):
         arrays = job_arrays(workload, estimates)
         jobs = workload.jobs
         self.machine = trace_machine(workload)
@@ -109,7 +108,7 @@ class _System:
                          submit_time=int(self.submit[k]), eligible_time=int(self.submit[k]),
                          time_limit=int(self.limit[k]), nodes=int(self.procs[k]),
                          partitions=(TRACE_PARTITION,)) for k in range(len(self.ids))]
-        self.first = slurm_candidate(parse_policy(baseline), SchedulingConfig(), self.machine)
+        self.first = slurm_candidate(baseline, SchedulingConfig(), self.machine)
 
     def decision_points(self, every: int) -> list[int]:
         if every <= 0:
@@ -134,7 +133,7 @@ class _System:
             runtimes = {j.job_id: int(self.runtime[self.row[j.job_id]])
                         for j in (*snap.running, *snap.pending, *arrivals)}
             base = slurm_input(snap, runtimes, arrivals, config=current.config)
-            inp = candidate_input(base, current, snap, site_epoch(snap), nice_of(base, snap))
+            inp = candidate_input(base, current, snap, nice_of(base, snap), runtimes, arrivals)
             began = start_times(inp)
             rows = np.array([self.row[int(i)] for i in inp.job_ids], np.int64)
             fresh = (start[rows] < 0) & (began >= 0)

@@ -19,23 +19,23 @@ when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from advisor.whatif.candidates import (CONSERVATIVE_UP_TO, Candidate, candidates_for, default_specs,
-                                slurm_candidate)
 from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
-from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.metrics import bounded_slowdown
 from advisor.model import Snapshot
-from advisor.policy import parse_policy
+from advisor.plugins.contract import LONG_QUEUE, Context
+from advisor.plugins.grid import grid
+from advisor.plugins.spec import Policy
+from advisor.whatif.candidates import Candidate, candidates_for, slurm_candidate
+from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.runner import Executor, SerialExecutor
-from advisor.whatif.scenario import (HIGHER_IS_BETTER, METRICS, Task, evaluate, site_epoch,
-                              tail_push)
+from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 RISK_SLACK = 60.0
@@ -54,9 +54,9 @@ class Settings:
     min_wins: float = 0.75
     trigger: float | None = None
     history_weeks: int = 4
-    specs: tuple[str, ...] | None = None   # None: the default grid
-    conservative_up_to: int = CONSERVATIVE_UP_TO   # the default grid's, in pending jobs
-    reference: str | None = None           # risk limits against this policy (None: current)
+    policies: tuple[Policy, ...] | None = None   # None: the default grid
+    conservative_up_to: int = LONG_QUEUE   # the default grid's long queue, in pending jobs
+    reference: Policy | None = None        # risk limits against this policy (None: current)
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -68,6 +68,19 @@ class Settings:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
         if self.conservative_up_to < 0:
             raise BadInput("--conservative-up-to must be a number of pending jobs, >= 0")
+
+    def as_dict(self) -> dict:
+        """JSON-ready: the policies as their specs."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "policies":
+                out["specs"] = [p.spec for p in value] if value else None
+            elif f.name == "reference":
+                out["reference"] = value.spec if value else None
+            else:
+                out[f.name] = value
+        return out
 
 
 @dataclass(frozen=True)
@@ -93,7 +106,7 @@ class Recommendation:
                 "chosen": self.candidates[self.chosen].as_dict(), "reason": self.reason,
                 "queue_bsld": self.queue_bsld, "triggered": self.triggered,
                 "history_jobs": self.history_jobs, "left_out": self.left_out,
-                "settings": asdict(self.settings),
+                "settings": self.settings.as_dict(),
                 "candidates": self.table}
 
 
@@ -115,9 +128,11 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     ``previous``: the spec recommended last time (hysteresis); ``site``: the site-factor
     rule in effect, when known."""
     settings.check()
-    specs, left_out = ((list(settings.specs), "") if settings.specs else
-                       default_specs(len(snapshot.pending), settings.conservative_up_to))
-    candidates = candidates_for(snapshot, specs, site)
+    context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
+                      settings.conservative_up_to)
+    policies, left_out = ((list(settings.policies), "") if settings.policies else
+                          grid(context))
+    candidates = candidates_for(snapshot, policies, site)
     ref = reference_index(candidates, settings.reference, snapshot)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
@@ -132,13 +147,13 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                           True, len(history), table, left_out)
 
 
-def reference_index(candidates: list[Candidate], spec: str | None,
+def reference_index(candidates: list[Candidate], policy: Policy | None,
                     snapshot: Snapshot) -> int:
     """Where the risk limits' reference is among ``candidates`` (appended when the grid
     lacks it); 0, the configuration in effect, when none is given."""
-    if spec is None:
+    if policy is None:
         return 0
-    ref = slurm_candidate(parse_policy(spec), snapshot.config, snapshot.machine)
+    ref = slurm_candidate(policy, snapshot.config, snapshot.machine)
     for i, c in enumerate(candidates):
         if c.enacts == ref.enacts:
             return i
@@ -154,14 +169,13 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
     against candidate ``ref``."""
     runtimes = RuntimeModel(history)
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
-    epoch = site_epoch(snapshot)
     tasks, where = [], []
     for s in range(settings.samples):
         sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
                              runtimes, arrivals)
         for c0 in range(0, len(candidates), BATCH):
             tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
-                              settings.horizon, epoch))
+                              settings.horizon))
             where.append((s, c0))
     results = np.zeros((len(candidates), settings.samples, len(METRICS)))
     waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]

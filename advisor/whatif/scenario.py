@@ -16,22 +16,23 @@ running jobs included.
 
 ``evaluate`` also returns each job's wait (from submission; NaN if it never starts), in the
 same order for every candidate of a sample, for ``tail_push`` (the recommender's per-job
-risk limit, filled in by ``advisor.whatif.recommend``: one maximum compared with another can hide
-that a candidate starves one particular job).
+risk limit, filled in by ``advisor.whatif.recommend``: one maximum compared with another can
+hide that a candidate starves one particular job).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.whatif.candidates import Candidate
-from advisor.engine.slurm import slurm_input, start_times, under_config
+from advisor.engine.slurm import job_limit, slurm_input, start_times, under_config
 from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
-from advisor.whatif.futures import FutureSample
 from advisor.metrics import bounded_slowdown
-from advisor.model import Snapshot
-from policies.ordering import LCFS_EPOCH
+from advisor.model import Job, Snapshot
+from advisor.plugins.enactment import JobColumns
+from advisor.whatif.candidates import Candidate
+from advisor.whatif.futures import FutureSample
 
 #: what each simulation reports, in this order (waits in seconds; p95 and max from the
 #: snapshot, see above)
@@ -49,13 +50,6 @@ class Task:
     candidates: tuple[Candidate, ...]
     sample: FutureSample
     horizon: int
-    epoch: int            # the site-factor clock's origin (see ``site_epoch``)
-
-
-def site_epoch(snapshot: Snapshot) -> int:
-    """LCFS's site factor counts seconds from LCFS_EPOCH on a live cluster (epoch clock);
-    a trace's clock starts at 0 and needs no offset."""
-    return LCFS_EPOCH if snapshot.time > LCFS_EPOCH else 0
 
 
 def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +62,7 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
     out = np.zeros((len(task.candidates), len(METRICS)))
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
     for c, cand in enumerate(task.candidates):
-        inp = candidate_input(base, cand, snap, task.epoch, nice)
+        inp = candidate_input(base, cand, snap, nice, sample.runtimes, sample.arrivals)
         start = start_times(inp)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
         waits[c] = np.where(start >= 0, start - inp.jobs[SUBMIT], np.nan)[pending]
@@ -95,17 +89,69 @@ def nice_of(base, snap: Snapshot) -> np.ndarray:
     return np.array([nice.get(int(i), 0) for i in base.job_ids], np.float64)
 
 
-def candidate_input(base, cand: Candidate, snap: Snapshot, epoch: int, nice: np.ndarray):
-    """The input ``base`` (built under the configuration in effect) under ``cand``: its
-    configuration, and the site factors its job_submit.lua gives every job, less ``nice``
-    (``nice_of``)."""
-    if cand.is_current and cand.site is None:
+def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
+                    runtimes: Mapping[int, int] | None = None, arrivals: Sequence[Job] = ()):
+    """The input ``base`` (built under the configuration in effect from ``snap``, with
+    ``runtimes`` and ``arrivals``) under ``cand``: its configuration, and the site factor
+    its job_submit.lua gives every job, less ``nice`` (``nice_of``). A candidate with a
+    partition layout or a route is built anew on its machine, its jobs routed."""
+    e = cand.enactment
+    machine = snap.machine
+    if e.partitions is not None or e.route is not None:
+        arrivals = route_jobs(arrivals, snap, cand)
+        snap = routed(snap, cand)
+        machine = snap.machine
+        base = slurm_input(snap, runtimes, arrivals, config=cand.config)
+    elif cand.is_current and cand.site is None:
         return base
     site = np.zeros(len(base))
     if cand.site is not None:
-        site = cand.site.values(base.jobs[SUBMIT], base.jobs[LIMIT] // 60,
-                                epoch).astype(np.float64)
-    return under_config(base, cand.config, snap.machine, site - nice)
+        site = cand.site.values(columns(base.jobs), snap.time).astype(np.float64)
+    return under_config(base, cand.config, machine, site - nice)
+
+
+def columns(jobs: np.ndarray) -> JobColumns:
+    """A slurm-mode job table's columns a job rule reads."""
+    return JobColumns(jobs[SUBMIT], jobs[LIMIT], jobs[CPUS])
+
+
+def job_columns(jobs: Sequence[Job], snap: Snapshot) -> JobColumns:
+    """The same columns for Job records (limits as Slurm plans them on ``snap``'s machine)."""
+    return JobColumns(np.array([j.submit_time for j in jobs], np.int64),
+                      np.array([job_limit(j, snap.machine) for j in jobs], np.int64),
+                      np.array([j.cpus for j in jobs], np.int64))
+
+
+def routed(snap: Snapshot, cand: Candidate) -> Snapshot:
+    """``snap`` on the candidate's partition layout, its pending jobs sent where the
+    candidate's route sends them. A running job keeps its partition when the layout has it,
+    else takes the first one holding its first node."""
+    e = cand.enactment
+    machine = replace(snap.machine, partitions=e.partitions) if e.partitions is not None \
+        else snap.machine
+    names = {p.name for p in machine.partitions}
+
+    def home(job: Job) -> Job:
+        if job.partition in names:
+            return job
+        node = job.node_list[0] if job.node_list else None
+        part = next((p.name for p in machine.partitions if node in p.nodes),
+                    machine.partitions[0].name)
+        return replace(job, partition=part, partitions=(part,))
+
+    pending = route_jobs(snap.pending, snap, cand)
+    return replace(snap, machine=machine, running=tuple(home(j) for j in snap.running),
+                   pending=pending)
+
+
+def route_jobs(jobs: Sequence[Job], snap: Snapshot, cand: Candidate) -> tuple[Job, ...]:
+    """``jobs`` with the partitions the candidate's route gives them (unchanged: none)."""
+    rule = cand.enactment.route
+    if rule is None or not jobs:
+        return tuple(jobs)
+    where = rule.values(job_columns(jobs, snap), snap.time)
+    return tuple(replace(j, partition=str(w).split(",")[0],
+                         partitions=tuple(str(w).split(","))) for j, w in zip(jobs, where))
 
 
 def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,

@@ -1,42 +1,61 @@
 """The change that enacts a candidate, in Slurm's own terms.
 
 ``change_for(candidate, snapshot)`` gives a ``SlurmChange``: the slurm.conf lines that differ
-from the configuration in effect (an include fragment), the job_submit.lua the candidate
-needs, the scontrol commands that re-rank jobs already pending, whether ``scontrol
-reconfigure`` suffices (../shared/slurm/MAPPING.md §7), and the fidelity and caveats. The
-lines are rendered from the very ``SchedulingConfig`` the simulator played.
+from the configuration in effect and the candidate's partition layout (an include fragment),
+the job_submit.lua its job rules need, the scontrol commands that apply those rules to jobs
+already pending, whether ``scontrol reconfigure`` suffices (docs/slurm-mapping.md, "What
+changes at runtime"), and the fidelity and caveats. Everything is rendered from the very
+candidate the simulator played, whatever families it came from.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, replace
 
-import numpy as np
-
+from advisor.model import BackfillParameters, Partition, SchedulingConfig, Snapshot
+from advisor.plugins.enactment import LuaFragment
 from advisor.whatif.candidates import Candidate
-from advisor.engine.slurm import job_limit
-from advisor.model import SchedulingConfig, Snapshot
+from advisor.whatif.scenario import job_columns
 
 FRAGMENT = "advisor.conf"
 SCRIPT = "job_submit.lua"
-#: settings that slurmctld applies only on a restart up to 23.02 (MAPPING.md §7)
+MARK = "slurm-policy-advisor"
+#: settings that slurmctld applies only on a restart up to 23.02 (docs/slurm-mapping.md)
 RESTART_UP_TO_2302 = ("PriorityType", "SchedulerType", "SelectType")
+#: the scontrol field each kind of job rule sets on pending jobs
+RULE_FIELDS = (("route", "Partition"), ("site_factor", "SiteFactor"))
 
 
 def _minutes(seconds: int) -> str:
     return str(max(int(seconds) // 60, 1))
 
 
+def _implied(raw: dict, f: dataclasses.Field):
+    """What SchedulerParameters as written says of one typed setting."""
+    if f.name not in raw:
+        return f.default
+    if isinstance(f.default, bool):
+        return True
+    try:
+        return int(raw[f.name])
+    except (TypeError, ValueError):
+        return None
+
+
 def _params(config: SchedulingConfig) -> str:
-    """SchedulerParameters: the site's own, with the backfill settings a candidate sets."""
+    """SchedulerParameters: the site's own as written, with every typed setting that says
+    otherwise (a candidate's) written over it; a setting back at Slurm's default is
+    dropped."""
     items = dict(config.scheduler_parameters)
-    reserve = config.backfill.bf_job_part_count_reserve
-    if reserve:
-        items["bf_job_part_count_reserve"] = str(reserve)
-    else:
-        items.pop("bf_job_part_count_reserve", None)
-    if config.backfill.bf_min_age_reserve:
-        items["bf_min_age_reserve"] = str(config.backfill.bf_min_age_reserve)
+    for f in dataclasses.fields(BackfillParameters):
+        value = getattr(config.backfill, f.name)
+        if value == _implied(items, f):
+            continue
+        if value == f.default:
+            items.pop(f.name, None)
+        else:
+            items[f.name] = "" if value is True else str(value)
     return ",".join(k if v in ("", None) else f"{k}={v}" for k, v in items.items())
 
 
@@ -56,9 +75,78 @@ def conf_lines(config: SchedulingConfig) -> dict[str, str]:
         "PriorityWeightTRES": tres,
         "PriorityFlags": ",".join(config.priority_flags),
         "PriorityMaxAge": _minutes(config.priority_max_age),
+        "PriorityCalcPeriod": _minutes(config.priority_calc_period),
+        "PriorityDecayHalfLife": _minutes(config.priority_decay_half_life),
         "PriorityFavorSmall": "YES" if config.priority_favor_small else "NO",
+        "SelectType": config.select_type,
+        "SelectTypeParameters": config.select_type_parameters,
+        "PreemptType": config.preempt_type,
+        "PreemptMode": config.preempt_mode,
+        "SchedulerTimeSlice": str(config.scheduler_time_slice),
+        "OverTimeLimit": str(config.over_time_limit),
         "JobSubmitPlugins": ",".join(config.job_submit_plugins),
     }
+
+
+def hostlist(names: tuple[str, ...]) -> str:
+    """Node names as a Slurm hostlist: n[001-004,007],gpu1."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    order, plain = [], []
+    for name in names:
+        m = re.match(r"^(.*?)(\d+)$", name)
+        if not m:
+            plain.append(name)
+            continue
+        digits = m.group(2)   # zero-padded numbers keep their width; others have none
+        key = (m.group(1), len(digits) if digits.startswith("0") and len(digits) > 1 else 0)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(int(m.group(2)))
+    out = []
+    for prefix, width in order:
+        runs, numbers = [], sorted(set(groups[prefix, width]))
+        for n in numbers:
+            if runs and n == runs[-1][1] + 1:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+        text = ",".join(f"{a:0{width}d}" if a == b else f"{a:0{width}d}-{b:0{width}d}"
+                        for a, b in runs)
+        out.append(f"{prefix}{text}" if len(numbers) == 1 else f"{prefix}[{text}]")
+    return ",".join(out + plain)
+
+
+def partition_line(p: Partition) -> str:
+    """A PartitionName line of slurm.conf."""
+    items = [f"PartitionName={p.name}", f"Nodes={hostlist(p.nodes)}",
+             "MaxTime=" + ("UNLIMITED" if p.max_time is None else _minutes(p.max_time))]
+    if p.default_time is not None:
+        items.append(f"DefaultTime={_minutes(p.default_time)}")
+    items += [f"PriorityTier={p.priority_tier}", f"PriorityJobFactor={p.priority_job_factor}",
+              f"OverSubscribe={p.oversubscribe}"]
+    if p.preempt_mode:
+        items.append(f"PreemptMode={p.preempt_mode}")
+    items.append(f"State={p.state}")
+    if p.default:
+        items.append("Default=YES")
+    return " ".join(items)
+
+
+def job_submit_lua(fragments: list[LuaFragment], title: str = "") -> str:
+    """One job_submit.lua doing what every fragment does, in order."""
+    helpers = []
+    for f in fragments:
+        if f.helpers and f.helpers not in helpers:
+            helpers.append(f.helpers)
+    return (f"-- {MARK}: {title or '; '.join(f.title for f in fragments)}\n"
+            + "".join(helpers)
+            + "function slurm_job_submit(job_desc, part_list, submit_uid)\n"
+            + "".join(f.submit for f in fragments)
+            + "   return slurm.SUCCESS\nend\n\n"
+            "function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)\n"
+            + "".join(f.modify for f in fragments)
+            + "   return slurm.SUCCESS\nend\n")
 
 
 @dataclass(frozen=True)
@@ -72,16 +160,18 @@ class SlurmChange:
     script: str                          # job_submit.lua ("" when none is needed)
     commands: tuple[str, ...]            # scontrol commands, in order
     restart: bool                        # a slurmctld restart is needed
+    partitions: tuple[str, ...] = ()     # PartitionName lines of a new layout
 
     @property
     def empty(self) -> bool:
-        return not self.diff and not self.script
+        return not self.diff and not self.script and not self.partitions
 
     def as_dict(self) -> dict:
         return {"spec": self.spec, "label": self.label, "fidelity": self.fidelity,
                 "caveats": list(self.caveats),
                 "diff": {k: {"in_effect": a, "recommended": b} for k, (a, b)
                          in self.diff.items()},
+                "partitions": list(self.partitions),
                 "fragment": self.fragment, "job_submit_lua": self.script,
                 "commands": list(self.commands), "restart": self.restart,
                 "activation": "restart slurmctld" if self.restart else "scontrol reconfigure"}
@@ -95,32 +185,31 @@ def needs_restart(keys, version: str) -> bool:
     return old and any(k in RESTART_UP_TO_2302 for k in keys)
 
 
-def change_for(candidate: Candidate, snapshot: Snapshot, epoch: int = 0) -> SlurmChange:
+def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
     current = snapshot.config
     config = candidate.config
+    enactment = candidate.enactment
     caveats = list(candidate.caveats)
-    if candidate.site is not None and "lua" not in config.job_submit_plugins:
+    rules = enactment.rules
+    if rules and "lua" not in config.job_submit_plugins:
         config = replace(config, job_submit_plugins=(*config.job_submit_plugins, "lua"))
-        if current.job_submit_plugins and "lua" in current.job_submit_plugins:
-            caveats.append("the site's own job_submit.lua would be replaced: merge the "
-                           "site-factor line into it by hand")
     before, after = conf_lines(current), conf_lines(config)
     diff = {k: (before[k], after[k]) for k in after if before[k] != after[k]}
+    layout = enactment.partitions
+    lines = ()
+    if layout is not None and layout != snapshot.machine.partitions:
+        lines = tuple(partition_line(p) for p in layout)
+        caveats.append("the PartitionName lines replace the partitions of slurm.conf: "
+                       "remove the site's own partition definitions when installing them")
     fragment = ""
-    if diff:
-        fragment = (f"# slurm-policy-advisor: {candidate.label} ({candidate.spec})\n"
+    if diff or lines:
+        fragment = (f"# {MARK}: {candidate.label} ({candidate.spec})\n"
                     f"# fidelity: {candidate.fidelity}\n"
-                    + "".join(f"{k}={after[k]}\n" for k in diff))
-    script = candidate.site.script() if candidate.site is not None else ""
-    commands = []
-    if candidate.site is not None and snapshot.pending:
-        pending = list(snapshot.pending)
-        submit = np.array([j.submit_time for j in pending], np.int64)
-        minutes = np.array([job_limit(j, snapshot.machine) // 60 for j in pending], np.int64)
-        values = candidate.site.values(submit, minutes, epoch)
-        commands += [f"scontrol update JobId={j.job_id} SiteFactor={int(v)}"
-                     for j, v in zip(pending, values)]
-    elif not candidate.is_current:
+                    + "".join(f"{k}={after[k]}\n" for k in diff)
+                    + "".join(line + "\n" for line in lines))
+    script = job_submit_lua([r.lua for r in rules]) if rules else ""
+    commands = job_commands(candidate, snapshot)
+    if enactment.site_factor is None and not candidate.is_current:
         # the simulation gave every job site factor 0: clear what an earlier ordering set
         commands += [f"scontrol update JobId={j.job_id} SiteFactor=0" for j in snapshot.pending
                      if j.priority_factors.get("site", 0)]
@@ -129,8 +218,27 @@ def change_for(candidate: Candidate, snapshot: Snapshot, epoch: int = 0) -> Slur
                            "ordering), new jobs keep getting them: --apply replaces the "
                            "advisor's own script with one that sets none")
     restart = needs_restart(diff, current.slurm_version)
-    if diff:
+    if diff or lines:
         commands.insert(0, "scontrol reconfigure" if not restart else
                         "# restart slurmctld (PriorityType/SchedulerType change)")
     return SlurmChange(candidate.spec, candidate.label, candidate.fidelity, tuple(caveats),
-                       diff, fragment, script, tuple(commands), restart)
+                       diff, fragment, script, tuple(commands), restart, lines)
+
+
+def job_commands(candidate: Candidate, snapshot: Snapshot) -> list[str]:
+    """``scontrol update`` of each pending job whose value of a job rule differs from what
+    it has now (a site factor: every pending job, as the simulation assumed)."""
+    pending = list(snapshot.pending)
+    commands = []
+    for part, name in RULE_FIELDS:
+        rule = getattr(candidate.enactment, part)
+        if rule is None or not pending:
+            continue
+        values = rule.values(job_columns(pending, snapshot), snapshot.time)
+        for j, v in zip(pending, values):
+            if name == "Partition":
+                if str(v) != ",".join(j.partitions or (j.partition,)):
+                    commands.append(f"scontrol update JobId={j.job_id} Partition={v}")
+            else:
+                commands.append(f"scontrol update JobId={j.job_id} {name}={int(v)}")
+    return commands

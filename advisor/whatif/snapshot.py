@@ -3,8 +3,9 @@
 ``trace_snapshot`` replays a trace under a policy up to a moment and returns the state the
 scheduler held then, as a ``Snapshot`` exactly like one from a live cluster: running jobs
 with their start times, pending jobs with their submit times; jobs submitted later do not
-exist in it. ``resume_arrays`` turns a snapshot (plus the runtimes to assume and any later
-arrivals) into the engine's input, so that simulation continues from that exact state.
+exist in it (``trace_history`` gives what a live cluster's sacct would). ``resume_arrays``
+turns a snapshot (plus the runtimes to assume and any later arrivals) into the engine's
+input, so that simulation continues from that exact state.
 """
 from __future__ import annotations
 
@@ -17,33 +18,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from advisor.engine import (
-    ORDERINGS,
-    EngineConfig,
-    Estimates,
-    JobArrays,
-    job_arrays,
-    make_arrays,
-    run,
-)
-from advisor.whatif.candidates import slurm_candidate
-from advisor.engine.structures import order_key
+from advisor.engine import (EngineConfig, Estimates, JobArrays, job_arrays, make_arrays,
+                            queue_rank, run)
 from advisor.errors import BadInput
-from advisor.model import (
-    Cluster,
-    Job,
-    Node,
-    Partition,
-    SchedulingConfig,
-    Snapshot,
-    TraceHeader,
-    Workload,
-)
-from advisor.plugins import parse_duration
-from advisor.policy import Policy
+from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Job, SchedulingConfig, Snapshot,
+                           TraceHeader, Workload, trace_machine)
+from advisor.plugins.contract import Context
+from advisor.plugins.spec import Policy
+from advisor.units import parse_duration
+from advisor.whatif.futures import history_from_workload
 
-#: The partition every job of a trace runs in: traces of the Archive know one machine.
-TRACE_PARTITION = "batch"
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
 UNLIMITED_ESTIMATE = 365 * 86400
 
@@ -93,7 +77,7 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     end = start + arrays.runtime
     running = np.flatnonzero((start <= time) & (end > time))
     pending = np.flatnonzero(start > time)
-    rank = _queue_rank(arrays, pending, time, config)
+    rank = queue_rank(arrays, pending, time, config)
     ids, users = past.jobs["job_id"].to_numpy(), past.jobs["user"].to_numpy()
 
     def job(i: int, state: str, **extra) -> Job:
@@ -122,7 +106,7 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
               "engine": "textbook", "estimates": estimates.label}
     config = SchedulingConfig()
     try:  # the Slurm configuration that stands for the policy, when Slurm can express it
-        config = slurm_candidate(policy, config, machine).config
+        config = policy.enact(Context(machine, config)).apply(config)
     except BadInput:
         source["config"] = "Slurm's defaults (the policy has no Slurm form)"
     if workload.header.unix_start_time is not None:
@@ -130,34 +114,6 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     return Snapshot(time=int(time), machine=machine, running=run_jobs,
                     pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),
                     config=config, source=source)
-
-
-def trace_machine(workload: Workload) -> Cluster:
-    """A trace's machine as a cluster: one node per processor (the papers' model), all in
-    one partition with no time limit."""
-    procs = workload.machine.procs
-    names = tuple(f"p{i}" for i in range(1, procs + 1))
-    nodes = tuple(Node(name=n, cpus=1, partitions=(TRACE_PARTITION,)) for n in names)
-    partition = Partition(name=TRACE_PARTITION, nodes=names, default=True)
-    return Cluster(name=workload.machine.name or workload.source, nodes=nodes,
-                   partitions=(partition,))
-
-
-def _queue_rank(arrays: JobArrays, pending: np.ndarray, time: int,
-                config: EngineConfig) -> np.ndarray:
-    """Each pending job's place (0 = head) in the primary order at ``time``: over-threshold
-    jobs first by submit time (seed 002 §6), then the ordering's key, then arrival."""
-    kind = ORDERINGS[config.primary]
-    over = np.zeros(len(pending), bool)
-    if config.threshold is not None:
-        over = time - arrays.submit[pending] > config.threshold
-    keys = np.array([order_key(kind, int(i), time, arrays.submit, arrays.estimate,
-                               arrays.procs) for i in pending], dtype=float)
-    keys = np.where(over, arrays.submit[pending].astype(float), keys)
-    order = np.lexsort((pending, keys, ~over))
-    rank = np.empty(len(pending), np.int64)
-    rank[order] = np.arange(len(pending))
-    return rank
 
 
 def resume_arrays(snapshot: Snapshot, runtimes: Mapping[int, int],
@@ -190,3 +146,12 @@ def resume_arrays(snapshot: Snapshot, runtimes: Mapping[int, int],
                          snapshot.machine.cpus, t0=snapshot.time, fixed=table["fixed"],
                          first_pass=first_pass)
     return arrays, table["job_id"].to_numpy(np.int64)
+
+
+def trace_history(workload: Workload, snap: Snapshot, weeks: int = 4) -> pd.DataFrame:
+    """What sacct would give at a trace's snapshot: the jobs finished by then over the
+    ``weeks`` before it (not the snapshot's own running and pending jobs)."""
+    ids = {j.job_id for j in (*snap.running, *snap.pending)}
+    history = history_from_workload(workload, snap.time, ids, TRACE_PARTITION)
+    since = snap.time - weeks * SECONDS_PER_WEEK
+    return history[history["submit"] >= since].reset_index(drop=True)

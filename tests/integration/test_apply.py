@@ -23,7 +23,8 @@ from adapters.slurm_text import parse_config, parse_sprio, SPRIO_FORMAT
 from advisor.whatif.candidates import candidates_for
 from advisor.cli import main
 from advisor.engine.slurm import job_limit, run_slurm, slurm_input
-from advisor.whatif.scenario import candidate_input, nice_of, site_epoch
+from advisor.plugins.spec import parse_policy
+from advisor.whatif.scenario import candidate_input, nice_of
 from tests.integration.test_slurm_snapshot import submit
 
 pytestmark = pytest.mark.slurm
@@ -79,11 +80,10 @@ def _simulated_first(commands) -> set[int]:
     """The pending jobs that EASY-SPF, as the advisor simulates it from a live snapshot,
     starts first (every job running to its limit)."""
     snap = slurm_cli.snapshot(commands)
-    cand = candidates_for(snap, ["easy:SPF"])[1]
+    cand = candidates_for(snap, [parse_policy("easy:SPF")])[1]
     limits = {j.job_id: job_limit(j, snap.machine) for j in (*snap.running, *snap.pending)}
     base = slurm_input(snap, limits, config=snap.config)
-    start, _ = run_slurm(candidate_input(base, cand, snap, site_epoch(snap),
-                                         nice_of(base, snap)))
+    start, _ = run_slurm(candidate_input(base, cand, snap, nice_of(base, snap)))
     ids = base.job_ids
     pending = {j.job_id for j in snap.pending}
     starts = {int(i): int(t) for i, t in zip(ids, start) if int(i) in pending}

@@ -20,7 +20,7 @@ from __future__ import annotations
 from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_submit import play
 from adapters.swf import read_swf
-from advisor.studies.replay import resolve_trace
+from adapters.swf import resolve_trace
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
 from tests.integration.slurm_cluster import NODE_CPUS, NODES
 

@@ -8,7 +8,7 @@ import pytest
 
 from advisor import metrics
 from advisor.engine import job_arrays, run
-from advisor.policy import parse_policy
+from advisor.plugins.spec import parse_policy
 
 TOLERANCE = 0.10
 

@@ -7,7 +7,7 @@ EASY-FCFS-FCFS MaxWait (176090 s) exactly, under the rule that matches it ('firs
 import pytest
 
 from advisor.engine import job_arrays, run
-from advisor.policy import parse_policy
+from advisor.plugins.spec import parse_policy
 
 AVG_WAIT_TOLERANCE = 0.03
 

@@ -89,11 +89,25 @@ def test_tune_json_and_plot(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_policies_lists_plugins_with_parameters():
+def test_policies_lists_families_parameters_candidates_and_fidelity():
     done = advisor("policies", "--json")
     doc = json.loads(done.stdout)
-    assert doc["threshold/queue"]["params"][0]["name"] == "T"
-    assert doc["backfill/depth"]["params"][0]["default"] == 2
+    families = {f["family"]: f for f in doc["families"]}
+    assert list(families) == ["ordering", "backfill", "threshold"]
+    assert families["ordering"]["default"] == "fcfs" and families["threshold"]["default"] is None
+    plugins = {m["plugin"]: m for f in doc["families"] for m in f["members"]}
+    queue, depth = plugins["threshold/queue"], plugins["backfill/depth"]
+    assert queue["params"][0] == {"name": "T", "default": "20h", "min": "0s",
+                                  "kind": "duration", "help": queue["params"][0]["help"]}
+    assert queue["candidates"] == ["T=4h", "T=12h", "T=1d"] and queue["fidelity"] == "approximate"
+    assert depth["params"][0]["default"] == 2 and depth["params"][0]["min"] == 1
+    assert depth["candidates"] == ["k=2", "k=4"]
+    assert plugins["ordering/spf"]["fidelity"] == "exact"
+    exp = plugins["ordering/exp"]
+    assert exp["fidelity"] == "none" and exp["candidates"] == []
+    assert plugins["ordering/lcfs"]["candidates"] == []        # never bounds waiting in Slurm
+    text = advisor("policies").stdout
+    assert "threshold (optional)" in text and "backfill (default easy)" in text
 
 
 def test_bench_prints_every_figure():

@@ -6,7 +6,7 @@ from advisor.engine.slurm import job_limit
 from advisor.whatif.futures import (ArrivalSampler, RuntimeModel, draw_sample,
                              history_from_workload)
 from advisor.model import SECONDS_PER_WEEK
-from advisor.policy import parse_policy
+from advisor.plugins.spec import parse_policy
 from advisor.whatif.snapshot import trace_snapshot
 from tests.conftest import bundled
 

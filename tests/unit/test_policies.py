@@ -2,20 +2,21 @@ import pytest
 
 from advisor.engine import EngineConfig
 from advisor.errors import BadInput
-from advisor.plugins import parse_duration, registry
-from advisor.policy import parse_policy
+from advisor.plugins.registry import registry
+from advisor.units import parse_duration
+from advisor.plugins.spec import parse_policy
 
 
 def test_every_family_is_registered_through_entry_points():
-    names = set(registry())
+    names = set(registry().plugins)
     assert {f"ordering/{o}" for o in ("fcfs", "lcfs", "spf", "lpf", "sqf", "lqf", "exp")} <= names
     assert {"backfill/none", "backfill/easy", "backfill/depth", "backfill/conservative",
             "threshold/queue"} <= names
 
 
 @pytest.mark.parametrize("spec, label, config", [
-    ("easy:SPF:SPF", "EASY-SPF-SPF", EngineConfig(primary="SPF", secondary="SPF")),
-    ("easy:spf", "EASY-SPF-SPF", EngineConfig(primary="SPF", secondary="SPF")),
+    ("easy:SPF:SPF", "EASY-SPF-SPF", EngineConfig(primary="SPF")),
+    ("easy:spf", "EASY-SPF-SPF", EngineConfig(primary="SPF")),
     ("easy:FCFS:FCFS:T=20h", "EASY-FCFS-FCFS T=20h", EngineConfig(threshold=72000)),
     ("conservative:FCFS", "CONSERVATIVE-FCFS", EngineConfig(backfill="conservative")),
     ("depth:LQF:EXP:k=3", "DEPTH-LQF-EXP k=3",

@@ -5,13 +5,22 @@ import numpy as np
 import pytest
 
 from advisor.whatif.candidates import candidates_for, slurm_candidate
-from advisor.policy import parse_policy
+from advisor.plugins.spec import parse_policy
 from advisor.whatif.recommend import Settings, decide, simulate
 from advisor.whatif.runner import ProcessExecutor, SerialExecutor
 from advisor.whatif.scenario import METRICS
 from advisor.whatif.slurmconf import change_for, conf_lines
 from tests.unit.test_futures import _setup
 from tests.conftest import bundled
+
+
+#: the default grid as it stood before the policy families became plugins (identical, in
+#: the same order: T=24h is now written T=1d)
+GRID = ["easy:FCFS", "depth:FCFS:k=2", "depth:FCFS:k=4", "conservative:FCFS"] + [
+    f"{bf}:{order}" + (f":{k}" if k else "") + f":T={t}"
+    for order in ("SPF", "LPF", "SQF", "LQF")
+    for bf, k in (("easy", ""), ("depth", "k=2"), ("depth", "k=4"), ("conservative", ""))
+    for t in ("4h", "12h", "1d")]
 
 
 def _results(objective_rows, max_wait=None):
@@ -26,7 +35,8 @@ def _results(objective_rows, max_wait=None):
 
 def _cands(n):
     snap, _ = _setup(bundled("KTH-SP2", False))
-    return candidates_for(snap, ["easy:SPF", "easy:LCFS", "easy:SQF"])[:n]
+    return candidates_for(snap, [parse_policy(s) for s in ("easy:SPF", "easy:LCFS",
+                                                            "easy:SQF")])[:n]
 
 
 def test_a_clear_win_is_recommended_and_a_small_or_unsteady_one_is_not():
@@ -143,10 +153,12 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     LCFS has no such form (its site factor grows with the clock) and is refused."""
     from dataclasses import replace
 
-    from advisor.whatif.candidates import grid_specs
     from advisor.errors import BadInput
+    from advisor.plugins.contract import Context
+    from advisor.plugins.grid import default_grid
     snap, _ = _setup(bundled("KTH-SP2", False))
-    specs = grid_specs()
+    specs = [p.spec for p in default_grid(Context(snap.machine, snap.config))]
+    assert specs == GRID
     assert len(specs) == 52 and not [s for s in specs if "LCFS" in s]
     assert all("T=" in s for s in specs if ":FCFS" not in s)
     with pytest.raises(BadInput, match="LCFS has no Slurm form"):
@@ -199,20 +211,26 @@ def test_tail_push_flags_the_job_a_candidate_leaves_behind():
 def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     """Above --conservative-up-to pending jobs the default grid has no conservative
     candidate, the recommendation says so, and a named one is still simulated."""
-    from advisor.whatif.candidates import default_specs, grid_specs
+    from advisor.plugins.contract import Context
+    from advisor.plugins.grid import grid
     from advisor.whatif.recommend import recommend
     snap, hist = _setup(bundled("KTH-SP2", False))
     n = len(snap.pending)
     assert n > 1
-    assert default_specs(n, n) == (grid_specs(), "")
-    kept, why = default_specs(n, n - 1)
-    assert kept == [s for s in grid_specs() if not s.startswith("conservative:")]
+    context = Context(snap.machine, snap.config, n, n)
+    full, why = grid(context)
+    assert [p.spec for p in full] == GRID and why == ""
+    kept, why = grid(replace(context, long_queue=n - 1))
+    assert [p.spec for p in kept] == [s for s in GRID if not s.startswith("conservative:")]
     assert len(kept) == 39
-    assert why.startswith(f"13 conservative candidates not simulated: {n} jobs pending")
+    assert why == (f"13 conservative candidates not simulated: {n} jobs pending, more than "
+                   f"--conservative-up-to {n - 1} (on a long queue each of their simulations "
+                   "takes seconds); name one with --candidate, e.g. conservative:FCFS, to "
+                   "simulate it")
     quick = Settings(samples=1, horizon=3600, conservative_up_to=n - 1)
     rec = recommend(snap, hist, quick)
     assert rec.as_dict()["left_out"] == why
     assert len(rec.candidates) > 30
     assert not [c for c in rec.candidates if c.config.backfill.bf_job_part_count_reserve == 0]
-    named = recommend(snap, hist, replace(quick, specs=("conservative:FCFS",)))
+    named = recommend(snap, hist, replace(quick, policies=(parse_policy("conservative:FCFS"),)))
     assert named.left_out == "" and named.candidates[1].spec == "conservative:FCFS"

@@ -13,7 +13,7 @@ from advisor.engine import EngineConfig, job_arrays, run
 from advisor.engine.slurm import (run_slurm, slurm_input, start_times, with_backfill,
                                   workload_input)
 from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snapshot
-from advisor.studies.replay import resolve_trace
+from adapters.swf import resolve_trace
 
 FCFS_BUILTIN = replace(SchedulingConfig(), scheduler_type="sched/builtin")
 EASY_EXACT = with_backfill(SchedulingConfig(), bf_interval=0, bf_resolution=1,

@@ -8,7 +8,7 @@ from adapters.swf import format_swf, read_swf, write_swf
 from advisor.cleaning import CleaningOptions
 from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import SWF_FIELDS
-from advisor.studies.replay import BUNDLED_TRACES
+from adapters.swf import BUNDLED_TRACES
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces"
 

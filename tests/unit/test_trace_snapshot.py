@@ -7,7 +7,7 @@ from advisor.cli import main
 from advisor.engine import EngineConfig, check, job_arrays, make_arrays, run
 from advisor.errors import BadInput
 from advisor.model import Snapshot
-from advisor.policy import parse_policy
+from advisor.plugins.spec import parse_policy
 from advisor.whatif.snapshot import parse_moment, resume_arrays, trace_snapshot
 
 DAY = 86400

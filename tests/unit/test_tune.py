@@ -3,13 +3,18 @@ import numpy as np
 from advisor.engine import job_arrays
 from advisor.model import SECONDS_PER_WEEK
 from advisor.whatif.runner import ProcessExecutor, SerialExecutor
-from advisor.studies.tune import BASELINE, WeekSampler, candidates, split, tune
+from advisor.plugins.spec import BASELINE, parse_policy
+from advisor.studies.tune import WeekSampler, candidates, split, tune
 
 
 def test_candidates_are_the_49_combinations_then_thresholds():
     c = candidates((3600,))
     assert len(c) == 98 and len({p.spec for p in c}) == 98
-    assert c[0].spec == BASELINE and c[49].spec == "easy:FCFS:FCFS:T=1h"
+    assert c[0] == parse_policy(BASELINE) and c[49] == parse_policy("easy:FCFS:FCFS:T=1h")
+    assert [p.label for p in c[:8]] == ["EASY-FCFS-FCFS", "EASY-FCFS-LCFS", "EASY-FCFS-SPF",
+                                        "EASY-FCFS-LPF", "EASY-FCFS-SQF", "EASY-FCFS-LQF",
+                                        "EASY-FCFS-EXP", "EASY-LCFS-FCFS"]
+    assert all(parse_policy(p.spec) == p for p in c)
 
 
 def test_sampled_week_takes_each_users_jobs_from_one_week(trace):

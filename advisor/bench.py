@@ -22,16 +22,18 @@ import time
 from rich.console import Group
 from rich.table import Table
 
+from advisor.plugins.spec import BASELINE
+
 TRACES = ("KTH-SP2", "CTC-SP2", "SDSC-BLUE")
-POLICIES = ("easy:FCFS:FCFS", "easy:SPF:SPF")
+POLICIES = (BASELINE, "easy:SPF:SPF")
 
 
 def trace_figures(name: str, repeat: int) -> dict:
     from adapters.swf import read_swf
     from advisor.cleaning import CleaningOptions
     from advisor.engine import job_arrays, run
-    from advisor.policy import parse_policy
-    from advisor.studies.replay import resolve_trace
+    from advisor.plugins.spec import parse_policy
+    from adapters.swf import resolve_trace
 
     t0 = time.perf_counter()
     workload = read_swf(resolve_trace(name),
@@ -99,12 +101,12 @@ def cold_compile() -> float:
 def bench(repeat: int = 5, tune: bool = True) -> dict:
     figures = {"cpus": os.cpu_count(), "compile_s": cold_compile(), "traces": []}
     for name in TRACES:
-        out = _python(f"import json; from advisor.studies.bench import trace_figures; "
+        out = _python(f"import json; from advisor.bench import trace_figures; "
                       f"print(json.dumps(trace_figures({name!r}, {repeat})))")
         figures["traces"].append(json.loads(out))
     figures["replay_process_s"] = {
-        "command": "advisor replay KTH-SP2 --policy easy:FCFS:FCFS --json",
-        "seconds": _timed(["replay", "KTH-SP2", "--policy", "easy:FCFS:FCFS", "--json"], 5)}
+        "command": f"advisor replay KTH-SP2 --policy {BASELINE} --json",
+        "seconds": _timed(["replay", "KTH-SP2", "--policy", BASELINE, "--json"], 5)}
     if tune:
         figures["tune_process_s"] = {
             "command": "advisor tune KTH-SP2 --weeks 250 --json",

@@ -1,0 +1,17 @@
+"""The policy seam: what a plugin must be (``contract``), what it tells Slurm
+(``enactment``), how plugins are found and checked (``registry``), a policy as one choice per
+family (``spec``) and the default grid (``grid``).
+
+A plugin's own module needs only this package's names:
+
+    from advisor.plugins import (Context, EngineConfig, Enactment, JobColumns, LuaFragment,
+                                 NoParams, NoSlurmForm, PluginBase, SortKey, param)
+"""
+from advisor.engine import EngineConfig, SortKey
+from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, PluginBase,
+                                      PolicyPlugin, param)
+from advisor.plugins.enactment import Enactment, JobColumns, JobRule, LuaFragment
+
+__all__ = ["LONG_QUEUE", "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule",
+           "LuaFragment", "NoParams", "NoSlurmForm", "PluginBase", "PolicyPlugin", "SortKey",
+           "param"]

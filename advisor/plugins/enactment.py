@@ -1,0 +1,151 @@
+"""What Slurm is told to run a policy: one ``Enactment`` per family choice, composed.
+
+An enactment says, in the model's own terms:
+* ``sets``: the ``SchedulingConfig`` fields the choice needs (``backfill.bf_...`` for
+  SchedulerParameters), and ``clears``: fields it resets so that nothing else disturbs it
+  (an ordering zeroes the site's other priority weights). What one family sets wins over
+  what another clears; two families setting one field differently conflict;
+* ``partitions``: a partition layout replacing the machine's (nodes, MaxTime, tiers,
+  OverSubscribe, PreemptMode), and ``route``: the partitions each job is sent to;
+* ``site_factor``: each job's site factor. Both rules are ``JobRule``s: job_submit.lua applies
+  them to new jobs, ``scontrol update`` to jobs already pending, the slurm mode to all;
+* ``fidelity`` (exact, approximate, none) and ``caveats``.
+
+``compose`` folds a policy's enactments into one and refuses conflicts, naming both
+families; ``apply`` puts the settings on a configuration. ``advisor.whatif.slurmconf``
+renders the result and ``advisor.whatif.scenario`` simulates the same result.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+
+from advisor.errors import BadInput
+from advisor.model import BackfillParameters, Partition, SchedulingConfig
+from advisor.plugins.contract import FIDELITIES, NoSlurmForm
+
+_CONFIG_FIELDS = {f.name for f in dataclasses.fields(SchedulingConfig)}
+_BACKFILL_FIELDS = {f.name for f in dataclasses.fields(BackfillParameters)}
+
+
+@dataclass(frozen=True)
+class LuaFragment:
+    """A part of job_submit.lua: helper functions, and statements (indented by three
+    spaces) that run for each job in ``slurm_job_submit`` and ``slurm_job_modify``."""
+
+    title: str               # what it does, for the script's first line
+    helpers: str = ""
+    submit: str = ""
+    modify: str = ""
+
+
+@dataclass(frozen=True)
+class JobColumns:
+    """The jobs a rule applies to: submit time (the snapshot's clock), time limit (seconds,
+    the partition's default applied) and CPUs, one entry per job."""
+
+    submit: np.ndarray
+    limit: np.ndarray
+    cpus: np.ndarray
+
+
+class JobRule(Protocol):
+    """Something job_submit.lua does to each job (``lua``); ``values`` gives what it gives
+    each job (a site factor; for a route, the comma-separated partitions), for the slurm mode
+    and for ``scontrol update`` on jobs already pending. ``now``: the snapshot's time."""
+
+    name: str
+    lua: LuaFragment
+
+    def values(self, jobs: JobColumns, now: int) -> np.ndarray:
+        ...
+
+
+@dataclass(frozen=True)
+class Enactment:
+    sets: Mapping[str, object] = field(default_factory=dict)
+    clears: Mapping[str, object] = field(default_factory=dict)
+    partitions: tuple[Partition, ...] | None = None
+    route: JobRule | None = None
+    site_factor: JobRule | None = None
+    fidelity: str = "exact"
+    caveats: tuple[str, ...] = ()
+    by: tuple[str, ...] = ()          # the plugins it comes from (filled by compose)
+
+    def apply(self, config: SchedulingConfig) -> SchedulingConfig:
+        """``config`` with what this enactment clears, then what it sets."""
+        return _put(_put(config, self.clears), self.sets)
+
+    @property
+    def rules(self) -> tuple[JobRule, ...]:
+        """The job rules, in the order job_submit.lua applies them."""
+        return tuple(r for r in (self.route, self.site_factor) if r is not None)
+
+    @property
+    def runs(self) -> tuple:
+        """What Slurm would run, apart from the configuration: two candidates that differ
+        only in fidelity or caveats run the same."""
+        return (self.partitions, self.route, self.site_factor)
+
+
+def _put(config: SchedulingConfig, settings: Mapping[str, object]) -> SchedulingConfig:
+    top = {k: v for k, v in settings.items() if "." not in k}
+    nested = {k.split(".", 1)[1]: v for k, v in settings.items() if "." in k}
+    if nested:
+        top["backfill"] = replace(top.get("backfill", config.backfill), **nested)
+    return replace(config, **top) if top else config
+
+
+def _check_keys(key: str, settings: Mapping[str, object]) -> None:
+    for name in settings:
+        head, _, rest = name.partition(".")
+        known = (head in _CONFIG_FIELDS and not rest) or (
+            head == "backfill" and rest in _BACKFILL_FIELDS)
+        if not known:
+            raise BadInput(f"policy plugin {key} sets '{name}', which is not a field of "
+                           "SchedulingConfig (or backfill.<SchedulerParameters field>)")
+
+
+class Conflict(NoSlurmForm):
+    """Two families need different values of one setting."""
+
+
+def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
+    """One enactment from each family's (``plugin key``, enactment), in family order."""
+    sets: dict[str, object] = {}
+    clears: dict[str, object] = {}
+    owner: dict[tuple[str, str], str] = {}
+    single: dict[str, tuple[str, object]] = {}
+    worst = 0
+    caveats: list[str] = []
+    for key, e in parts:
+        if e.fidelity not in FIDELITIES:
+            raise BadInput(f"policy plugin {key} gives fidelity '{e.fidelity}'; use one of "
+                           f"{', '.join(FIDELITIES)}")
+        for kind, mine, merged in (("sets", e.sets, sets), ("clears", e.clears, clears)):
+            _check_keys(key, mine)
+            for name, value in mine.items():
+                if name in merged and merged[name] != value:
+                    raise Conflict(f"{owner[kind, name]} and {key} both {kind[:-1]} {name} "
+                                   f"({merged[name]!r} and {value!r}): no one Slurm "
+                                   "configuration runs both")
+                merged[name] = value
+                owner[kind, name] = key
+        for part in ("partitions", "route", "site_factor"):
+            value = getattr(e, part)
+            if value is None:
+                continue
+            if part in single and single[part][1] != value:
+                raise Conflict(f"{single[part][0]} and {key} both give the jobs a "
+                               f"{part.replace('_', ' ')}: Slurm has room for one")
+            single[part] = (key, value)
+        worst = max(worst, FIDELITIES.index(e.fidelity))
+        caveats += e.caveats
+    return Enactment(sets=sets, clears=clears,
+                     **{part: value for part, (_, value) in single.items()},
+                     fidelity=FIDELITIES[worst], caveats=tuple(caveats),
+                     by=tuple(key for key, _ in parts))

@@ -1,0 +1,177 @@
+"""The installed policy plugins: found through entry points, checked, then loaded.
+
+Plugins register under the entry-point group ``advisor.policies`` as ``family/name``, the
+built-in ones (``policies/``, see pyproject.toml) exactly as a site's own package does. As
+flake8 does, the registry first finds every entry point, then loads each and checks it
+against the contract (``advisor.plugins.contract``); as slurmctld refuses an "incomplete
+plugin", a plugin missing a member, with a malformed ``Params`` or under a name that is not
+its own is refused with one line naming its package, the plugin and what is wrong. Every
+command that uses policies loads the registry before any long work.
+
+Unknown names are refused, never mapped to another policy.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.metadata import entry_points
+
+from advisor.errors import BadInput
+from advisor.plugins.contract import OPTIONAL, REQUIRED, Context, params_problems
+
+GROUP = "advisor.policies"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class PluginRefused(BadInput):
+    """An installed plugin does not meet the contract (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A checked plugin: its contract members, and the object that implements them
+    (``impl``), which may offer its family more (an ordering's ``key_range``)."""
+
+    key: str
+    family: str
+    name: str
+    summary: str
+    Params: type = field(repr=False)
+    rank: int
+    default: bool
+    bounds_wait: bool
+    package: str = field(compare=False)
+    impl: object = field(compare=False, repr=False)
+
+    def candidates(self, context: Context) -> tuple:
+        return tuple(self.impl.candidates(context))
+
+    def configure(self, config, params):
+        return self.impl.configure(config, params)
+
+    def enact(self, params, context: Context):
+        return self.impl.enact(params, context)
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    members: tuple[Plugin, ...]          # by rank, then name
+
+    @property
+    def rank(self) -> int:
+        return self.members[0].rank
+
+    @property
+    def default(self) -> Plugin | None:
+        """The member a policy gets when it names none; None: the family is optional."""
+        return next((m for m in self.members if m.default), None)
+
+
+def check(impl: object, key: str, package: str) -> Plugin:
+    """``impl`` as a Plugin, or PluginRefused saying what it lacks."""
+    def refuse(problem: str):
+        raise PluginRefused(f"policy plugin '{key}' from {package} is refused: {problem}; "
+                            f"fix or uninstall {package}")
+
+    missing = [m for m in REQUIRED if not hasattr(impl, m)]
+    if missing:
+        refuse(f"it has no {', '.join(repr(m) for m in missing)} (see "
+               "advisor.plugins.contract)")
+    for member in ("candidates", "configure", "enact"):
+        if not callable(getattr(impl, member)):
+            refuse(f"its '{member}' is not a method")
+    family, name = impl.family, impl.name
+    if not (isinstance(family, str) and _NAME.match(family) and isinstance(name, str)
+            and _NAME.match(name)):
+        refuse("its family and name must be lower-case words (a-z, 0-9, _ and -)")
+    if key != f"{family}/{name}":
+        refuse(f"it is registered as '{key}' but calls itself '{family}/{name}'")
+    if not isinstance(impl.summary, str) or not impl.summary:
+        refuse("its summary is empty")
+    problems = params_problems(impl.Params)
+    if not problems:
+        try:
+            impl.Params()
+        except Exception as e:  # a Params whose defaults do not construct
+            problems = [f"Params() fails: {e}"]
+    if problems:
+        refuse(problems[0])
+    extra = {m: getattr(impl, m, default) for m, default in OPTIONAL.items()}
+    if not isinstance(extra["rank"], int) or isinstance(extra["rank"], bool):
+        refuse("its rank is not a whole number")
+    if not all(isinstance(extra[m], bool) for m in ("default", "bounds_wait")):
+        refuse("its default and bounds_wait must be True or False")
+    return Plugin(key=key, family=family, name=name, summary=impl.summary,
+                  Params=impl.Params, package=package, impl=impl, **extra)
+
+
+@dataclass(frozen=True)
+class Registry:
+    plugins: dict[str, Plugin]
+    families: tuple[Family, ...]         # by rank
+
+    def family(self, name: str) -> Family | None:
+        return next((f for f in self.families if f.name == name), None)
+
+    def family_rank(self, name: str, fallback: int) -> int:
+        family = self.family(name)
+        return family.rank if family else fallback
+
+    def plugin(self, family: str, name: str) -> Plugin:
+        """The plugin ``family/name``; BadInput naming the installed ones if none."""
+        key = f"{family}/{name.lower()}"
+        if key in self.plugins:
+            return self.plugins[key]
+        known = self.family(family)
+        if known is None:
+            raise BadInput(f"no policy family '{family}' is installed; installed: "
+                           f"{', '.join(f.name for f in self.families)}")
+        raise BadInput(f"unknown {family} policy '{name}'; installed: "
+                       f"{', '.join(m.name for m in known.members)}")
+
+
+def build(plugins: list[Plugin]) -> Registry:
+    """A registry of checked plugins: families ordered by rank, at most one default each."""
+    by_family: dict[str, list[Plugin]] = {}
+    for p in plugins:
+        by_family.setdefault(p.family, []).append(p)
+    families = []
+    for name, members in by_family.items():
+        members.sort(key=lambda m: (m.rank, m.name))
+        defaults = [m for m in members if m.default]
+        if len(defaults) > 1:
+            raise PluginRefused(f"policy plugins {defaults[0].key} (from "
+                                f"{defaults[0].package}) and {defaults[1].key} (from "
+                                f"{defaults[1].package}) both claim to be the default "
+                                f"{name}; uninstall one of their packages")
+        families.append(Family(name, tuple(members)))
+    families.sort(key=lambda f: (f.rank, f.name))
+    return Registry({p.key: p for p in plugins}, tuple(families))
+
+
+@lru_cache(maxsize=1)
+def registry() -> Registry:
+    """Every installed plugin, checked (loaded once per process)."""
+    found: dict[str, Plugin] = {}
+    for ep in entry_points(group=GROUP):
+        package = f"{ep.dist.name} {ep.dist.version}" if ep.dist else "an unknown package"
+        if ep.name in found:
+            raise PluginRefused(f"policy plugin '{ep.name}' is registered twice, by "
+                                f"{found[ep.name].package} and by {package}; uninstall one")
+        try:
+            impl = ep.load()
+        except Exception as e:  # a broken third-party module must be named, not a traceback
+            raise PluginRefused(f"policy plugin '{ep.name}' from {package} ({ep.value}) "
+                                f"failed to load: {type(e).__name__}: {e}; fix or "
+                                f"uninstall {package}") from e
+        found[ep.name] = check(impl, ep.name, package)
+    if not found:
+        raise BadInput("no policy plugins are registered: install the package "
+                       "(pip install -e .) so that its entry points exist")
+    return build(list(found.values()))
+
+
+def plugin(family: str, name: str) -> Plugin:
+    return registry().plugin(family, name)

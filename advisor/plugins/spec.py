@@ -1,0 +1,262 @@
+"""A policy: one choice (plugin and parameters) per family, parsed once from a spec.
+
+Two written forms, mixed freely:
+
+* the short form, seed 002's naming: ``BACKFILL[:PRIMARY[:SECONDARY]][:key=value ...]``.
+  ``easy:SPF:SPF`` is EASY-SPF-SPF; ``easy:FCFS:FCFS:T=20h`` adds the queue threshold;
+  ``conservative:FCFS``; ``depth:SPF:FCFS:k=4``; ``none:FCFS`` is strict FCFS. PRIMARY
+  defaults to the ordering family's default (FCFS); SECONDARY, the backfill queue's order,
+  is the backfill plugin's ``order`` parameter and defaults to PRIMARY. A ``key=value`` goes
+  to the backfill plugin if it has that parameter, else to the ordering named, else to the
+  one installed plugin of another family that has it (``T=`` turns threshold/queue on);
+* the general form, any installed plugin: ``family/name[:key=value ...]``, joined by ``+``:
+  ``ordering/spf + backfill/depth:k=4 + threshold/queue:T=20h``, or after a short form:
+  ``easy:SPF:T=12h + family/name:key=value``.
+
+A family not named gets its default member (ordering/fcfs, backfill/easy); a family without
+one (threshold) is absent. ``Policy.spec`` is the text as written, or for a policy built
+from choices (the default grid) its canonical text, which parses back to the same policy.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, replace
+
+from advisor.engine import EngineConfig
+from advisor.errors import BadInput
+from advisor.plugins.contract import Context, NoSlurmForm, parse_param, show_value
+from advisor.plugins.enactment import Enactment, compose
+from advisor.plugins.registry import Plugin, registry
+
+#: the policy the advisor compares with when nothing else is said: seed 002's EASY-FCFS-FCFS
+BASELINE = "easy:FCFS:FCFS"
+#: the short form's positional slots, and the backfill parameter SECONDARY fills
+BACKFILL, ORDERING, BACKFILL_ORDER = "backfill", "ordering", "order"
+
+
+@dataclass(frozen=True)
+class Choice:
+    plugin: Plugin
+    params: object
+
+    def values(self, changed_only: bool) -> dict:
+        """The parameters (all, or those that differ from their defaults), by name."""
+        return {f.name: getattr(self.params, f.name) for f in dataclasses.fields(self.params)
+                if not changed_only or getattr(self.params, f.name) != f.default}
+
+    def written(self, changed_only: bool, skip: tuple[str, ...] = ()) -> list[str]:
+        fields = {f.name: f for f in dataclasses.fields(self.params)}
+        return [f"{k}={show_value(fields[k], v)}" for k, v in self.values(changed_only).items()
+                if k not in skip]
+
+
+@dataclass(frozen=True)
+class Policy:
+    choices: tuple[Choice, ...]                 # one per family, in family order
+    spec: str = field(default="", compare=False)
+
+    @classmethod
+    def of(cls, choices, spec: str | None = None) -> Policy:
+        """The policy of these choices, each family's default member added where none is
+        chosen; ``spec``: the text it was parsed from (default: canonical)."""
+        reg = registry()
+        chosen = {}
+        for c in choices:
+            if c.plugin.family in chosen:
+                first = chosen[c.plugin.family].plugin.name
+                raise BadInput(f"two {c.plugin.family} choices: {first} and "
+                               f"{c.plugin.name}; a policy has one per family")
+            chosen[c.plugin.family] = c
+        for family in reg.families:
+            if family.name not in chosen and family.default is not None:
+                chosen[family.name] = Choice(family.default, family.default.Params())
+        ordered = sorted(chosen.values(), key=lambda c: (
+            reg.family_rank(c.plugin.family, c.plugin.rank), c.plugin.family))
+        policy = cls(_normal_order(tuple(ordered)))
+        return replace(policy, spec=spec if spec is not None else policy.canonical)
+
+    def choice(self, family: str) -> Choice | None:
+        return next((c for c in self.choices if c.plugin.family == family), None)
+
+    def engine_config(self, base: EngineConfig = EngineConfig()) -> EngineConfig:
+        """The textbook engine's settings: each choice's ``configure`` in turn."""
+        config = base
+        for c in self.choices:
+            config = c.plugin.configure(config, c.params)
+        return config
+
+    def enact(self, context: Context) -> Enactment:
+        """What Slurm is told: every choice's enactment, composed; NoSlurmForm (naming the
+        policy) when one has no Slurm form or two conflict."""
+        context = replace(context, policy=self)
+        try:
+            return compose([(c.plugin.key, c.plugin.enact(c.params, context))
+                            for c in self.choices])
+        except NoSlurmForm as e:
+            raise type(e)(f"{self.label}: {e}") from None
+
+    @property
+    def label(self) -> str:
+        """Seed 002's naming (EASY-SPF-SPF), then parameters: those that differ from their
+        defaults for a family with a default member, all of them for the others."""
+        head, extras = self._head(upper=True), []
+        for c in self.choices:
+            family = registry().family(c.plugin.family)
+            required = family is not None and family.default is not None
+            if c.plugin.family in (BACKFILL, ORDERING):
+                extras += c.written(True, skip=(BACKFILL_ORDER,))
+            elif not (_is_default(c) and not c.values(True)):
+                extras += c.written(required) or [c.plugin.name.upper()]
+        return " ".join(["-".join(head)] + extras if head else extras)
+
+    @property
+    def canonical(self) -> str:
+        """The spec that parses back to this policy: the short form, each choice's
+        parameters (a family's default member writes only what it changes, any other all
+        of them: a default may change, a choice must not), and ``+family/name:...`` for a
+        choice whose parameters would not find their way back."""
+        head = self._head(upper=False)
+        tail, general = [], []
+        for c in self.choices:
+            default = _is_default(c)
+            if c.plugin.family in (BACKFILL, ORDERING):
+                tail += c.written(default, skip=(BACKFILL_ORDER,))
+            elif default and not c.values(True):
+                continue
+            elif c.values(False) and all(_owner(self, k) is c.plugin for k in c.values(False)):
+                tail += c.written(default)
+            else:
+                general.append(":".join([c.plugin.key, *c.written(default)]))
+        return " + ".join([":".join(head + tail)] + general if head else general)
+
+    def _head(self, upper: bool) -> list[str]:
+        bf, order = self.choice(BACKFILL), self.choice(ORDERING)
+        if bf is None or order is None:
+            return []
+        head = [bf.plugin.name.upper() if upper else bf.plugin.name, order.plugin.name.upper()]
+        second = getattr(bf.params, BACKFILL_ORDER, None)
+        if second is not None and (upper or second):
+            head.append((second or order.plugin.name).upper())
+        return head
+
+
+def _is_default(c: Choice) -> bool:
+    family = registry().family(c.plugin.family)
+    return family is not None and family.default is c.plugin
+
+
+def _owner(policy: Policy, key: str) -> Plugin | None:
+    """The plugin a short form's ``key=value`` goes to (see the module docstring)."""
+    for family in (BACKFILL, ORDERING):
+        c = policy.choice(family)
+        if c is not None and key in _fields(c.plugin):
+            return c.plugin
+    named = {BACKFILL, ORDERING}
+    owners = [p for p in registry().plugins.values()
+              if p.family not in named and key in _fields(p)]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _fields(p: Plugin) -> set[str]:
+    return {f.name for f in dataclasses.fields(p.Params)}
+
+
+def _normal_order(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
+    """A backfill order equal to the primary one is no order of its own ("")."""
+    order = next((c for c in choices if c.plugin.family == ORDERING), None)
+    out = []
+    for c in choices:
+        second = getattr(c.params, BACKFILL_ORDER, None) if c.plugin.family == BACKFILL \
+            else None
+        if second and order is not None and second == order.plugin.name:
+            c = Choice(c.plugin, replace(c.params, **{BACKFILL_ORDER: ""}))
+        out.append(c)
+    return tuple(out)
+
+
+def parse_policy(text: str) -> Policy:
+    """Parse a spec (either form, see the module docstring); BadInput naming the part that
+    is wrong."""
+    parts = [p.strip() for p in text.split("+")]
+    if not text.strip() or not all(parts):
+        raise BadInput("empty policy; write e.g. easy:FCFS:FCFS, conservative:FCFS or "
+                       "ordering/spf + backfill/depth:k=4")
+    reg = registry()
+    chosen: dict[str, tuple[Plugin, dict]] = {}
+    loose: list[str] = []
+
+    def choose(p: Plugin) -> dict:
+        if p.family in chosen:
+            raise BadInput(f"policy '{text}' names two {p.family} choices: "
+                           f"{chosen[p.family][0].name} and {p.name}")
+        chosen[p.family] = (p, {})
+        return chosen[p.family][1]
+
+    for i, part in enumerate(parts):
+        tokens = [t.strip() for t in part.split(":") if t.strip()]
+        words = [t for t in tokens[1:] if "=" not in t]
+        settings = [t for t in tokens[1:] if "=" in t]
+        if "/" in tokens[0]:
+            if words:
+                raise BadInput(f"policy '{text}': '{words[0]}' in '{part}' is not "
+                               "key=value; the general form is family/name[:key=value]")
+            p = reg.plugin(*tokens[0].split("/", 1))
+            values = choose(p)
+            for s in settings:
+                key, value = (x.strip() for x in s.split("=", 1))
+                if key not in _fields(p):
+                    raise BadInput(f"policy '{text}': {p.key} has no '{key}' parameter; "
+                                   "see 'advisor policies'")
+                values[key] = parse_param(p.Params, key, value, _resolve)
+            continue
+        if i:
+            raise BadInput(f"policy '{text}': only its first part may be BACKFILL:ORDER...; "
+                           f"write '{part}' as family/name[:key=value]")
+        bf = reg.plugin(BACKFILL, tokens[0])
+        if len(words) > 2:
+            raise BadInput(f"policy '{text}' names {len(words)} orderings; give at most two "
+                           "(primary, then backfill)")
+        bf_values = choose(bf)
+        orders = [reg.plugin(ORDERING, w) for w in words]
+        if orders:
+            choose(orders[0])
+        if len(orders) == 2:
+            if BACKFILL_ORDER in _fields(bf):
+                bf_values[BACKFILL_ORDER] = orders[1].name
+            elif orders[1] != orders[0]:
+                raise BadInput(f"policy '{text}': {bf.name} backfilling has no backfill "
+                               f"queue, so no second ordering ({words[1]})")
+        loose = settings
+    for s in loose:
+        key, value = (x.strip() for x in s.split("=", 1))
+        owner = _short_owner(chosen, key)
+        if owner is None:
+            raise BadInput(f"policy '{text}': no '{key}' parameter for the plugins it names "
+                           "or, alone, for any other installed plugin; see 'advisor "
+                           "policies', or write family/name:key=value")
+        if owner.family in chosen and chosen[owner.family][0] != owner:
+            raise BadInput(f"policy '{text}': '{key}' is {owner.key}'s, but it names "
+                           f"{chosen[owner.family][0].key}")
+        values = chosen[owner.family][1] if owner.family in chosen else choose(owner)
+        values[key] = parse_param(owner.Params, key, value, _resolve)
+    try:
+        choices = [Choice(p, p.Params(**values)) for p, values in chosen.values()]
+    except (TypeError, ValueError) as e:
+        raise BadInput(f"policy '{text}': {e}") from None
+    return Policy.of(choices, spec=text)
+
+
+def _short_owner(chosen: dict, key: str) -> Plugin | None:
+    for family in (BACKFILL, ORDERING):
+        if family in chosen and key in _fields(chosen[family][0]):
+            return chosen[family][0]
+    owners = [p for p in registry().plugins.values()
+              if p.family not in (BACKFILL, ORDERING) and key in _fields(p)]
+    if len(owners) > 1:
+        raise BadInput(f"'{key}' is a parameter of {', '.join(p.key for p in owners)}: "
+                       f"write family/name:{key}=... to say which")
+    return owners[0] if owners else None
+
+
+def _resolve(family: str, name: str) -> str:
+    return registry().plugin(family, name).name
