@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.plugins import (Context, Enactment, EngineConfig, JobColumns, LuaFragment,
-                             NoParams, NoSlurmForm)
+from advisor.plugins import (LIMIT_MINUTES_LUA, Context, Enactment, EngineConfig, JobColumns,
+                             LuaFragment, NoParams, NoSlurmForm)
 
 #: LCFS: the site factor counts seconds from this epoch (2020-09-13), so that it stays within
 #: Slurm's signed 31-bit range for decades; a trace's own clock starts at 0 instead
@@ -30,32 +30,12 @@ SPF_BASE = 1 << 30
 #: SQF: a base above any job's CPU count, so that base - CPUs stays above 1 (priorities below
 #: 1 are raised to 1 and would tie)
 SQF_BASE = 1 << 22
-#: a job without a limit gets its partition's DefaultTime, else MaxTime, else a year
-YEAR_MINUTES = 525600
 #: the priority weights an ordering zeroes, so that it alone orders (what it sets wins)
 NEUTRAL = {"priority_weight_age": 0, "priority_weight_assoc": 0,
            "priority_weight_fairshare": 0, "priority_weight_job_size": 0,
            "priority_weight_partition": 0, "priority_weight_qos": 0,
            "priority_weight_tres": {}, "priority_flags": (), "priority_favor_small": False}
 
-LIMIT_LUA = """local function limit_minutes(job_desc, part_list)
-   -- the limit Slurm will give the job: its own, else its partition's DefaultTime or MaxTime
-   local tl = job_desc.time_limit
-   if tl ~= nil and tl ~= slurm.NO_VAL then return tl end
-   for name, part in pairs(part_list) do
-      local wanted = job_desc.partition
-      if (wanted ~= nil and name == wanted) or (wanted == nil and part.flag_default == 1) then
-         if part.default_time ~= nil and part.default_time ~= slurm.NO_VAL then
-            return part.default_time
-         end
-         if part.max_time ~= nil and part.max_time < slurm.INFINITE then
-            return part.max_time
-         end
-      end
-   end
-   return %d
-end
-""" % YEAR_MINUTES
 
 
 def lcfs_factor(jobs: JobColumns, now: int) -> np.ndarray:
@@ -90,7 +70,7 @@ class SiteRule:
                   f"then\n      job_desc.site_factor = {self.expr}\n   end\n"
                   if self.uses_limit else "")
         return LuaFragment(f"site factor for {self.name.upper()} ordering",
-                           LIMIT_LUA if self.uses_limit else "",
+                           LIMIT_MINUTES_LUA if self.uses_limit else "",
                            f"   job_desc.site_factor = {self.expr}\n", modify)
 
 

@@ -30,6 +30,27 @@ from advisor.plugins.contract import FIDELITIES, NoSlurmForm
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(SchedulingConfig)}
 _BACKFILL_FIELDS = {f.name for f in dataclasses.fields(BackfillParameters)}
+#: a job without a limit gets its partition's DefaultTime, else MaxTime, else a year
+YEAR_MINUTES = 525600
+#: a Lua helper for fragments: the limit (minutes) Slurm will give a job at submission
+LIMIT_MINUTES_LUA = """local function limit_minutes(job_desc, part_list)
+   -- the limit Slurm will give the job: its own, else its partition's DefaultTime or MaxTime
+   local tl = job_desc.time_limit
+   if tl ~= nil and tl ~= slurm.NO_VAL then return tl end
+   for name, part in pairs(part_list) do
+      local wanted = job_desc.partition
+      if (wanted ~= nil and name == wanted) or (wanted == nil and part.flag_default == 1) then
+         if part.default_time ~= nil and part.default_time ~= slurm.NO_VAL then
+            return part.default_time
+         end
+         if part.max_time ~= nil and part.max_time < slurm.INFINITE then
+            return part.max_time
+         end
+      end
+   end
+   return %d
+end
+""" % YEAR_MINUTES
 
 
 @dataclass(frozen=True)
