@@ -44,6 +44,12 @@ class Choice:
         return {f.name: getattr(self.params, f.name) for f in dataclasses.fields(self.params)
                 if not changed_only or getattr(self.params, f.name) != f.default}
 
+    @property
+    def is_default(self) -> bool:
+        """The member a policy gets when it names none of this family."""
+        family = registry().family(self.plugin.family)
+        return family is not None and family.default is self.plugin
+
     def written(self, changed_only: bool, skip: tuple[str, ...] = ()) -> list[str]:
         fields = {f.name: f for f in dataclasses.fields(self.params)}
         return [f"{k}={show_value(fields[k], v)}" for k, v in self.values(changed_only).items()
@@ -105,7 +111,7 @@ class Policy:
             required = family is not None and family.default is not None
             if c.plugin.family in (BACKFILL, ORDERING):
                 extras += c.written(True, skip=(BACKFILL_ORDER,))
-            elif not (_is_default(c) and not c.values(True)):
+            elif not (c.is_default and not c.values(True)):
                 extras += c.written(required) or [c.plugin.name.upper()]
         return " ".join(["-".join(head)] + extras if head else extras)
 
@@ -118,7 +124,7 @@ class Policy:
         head = self._head(upper=False)
         tail, general = [], []
         for c in self.choices:
-            default = _is_default(c)
+            default = c.is_default
             if c.plugin.family in (BACKFILL, ORDERING):
                 tail += c.written(default, skip=(BACKFILL_ORDER,))
             elif default and not c.values(True):
@@ -138,11 +144,6 @@ class Policy:
         if second is not None and (upper or second):
             head.append((second or order.plugin.name).upper())
         return head
-
-
-def _is_default(c: Choice) -> bool:
-    family = registry().family(c.plugin.family)
-    return family is not None and family.default is c.plugin
 
 
 def _owner(policy: Policy, key: str) -> Plugin | None:

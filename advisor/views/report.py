@@ -114,7 +114,7 @@ def policies_table() -> Group:
         table.add_column("grid", no_wrap=False)
         table.add_column("Slurm", no_wrap=True)
         for m in family["members"]:
-            params = [f"{p['name']}={p['default']}"
+            params = [p["name"] + (f"={p['default']}" if p["default"] != "" else "")
                       + (f" ({_bounds(p)})" if _bounds(p) else "") + f": {p.get('help', '')}"
                       for p in m["params"]]
             table.add_row(m["plugin"].split("/", 1)[1], "\n".join([m["summary"], *params]),
