@@ -212,8 +212,9 @@ def queue_rank(arrays: JobArrays, queued: np.ndarray, time: int,
     over = np.zeros(len(queued), bool)
     if config.threshold is not None:
         over = time - arrays.submit[queued] > config.threshold
-    keys = np.array([order_key(kind, int(i), time, arrays.submit, arrays.estimate,
-                               arrays.procs, given) for i in queued], dtype=float)
+    keys = given[queued] if kind >= KEYED else np.array(
+        [order_key(kind, int(i), time, arrays.submit, arrays.estimate, arrays.procs)
+         for i in queued], dtype=float)
     keys = np.where(over, arrays.submit[queued].astype(float), keys)
     order = np.lexsort((queued, keys, ~over))
     rank = np.empty(len(queued), np.int64)

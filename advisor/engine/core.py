@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from advisor.engine.structures import (FCFS, heap_pop, heap_push, keep_queued, order_key,
-                                       profile_add, profile_anchor, running_insert,
+from advisor.engine.structures import (FCFS, KEYED, heap_pop, heap_push, keep_queued,
+                                       order_key, profile_add, profile_anchor, running_insert,
                                        running_remove, sort_by_key)
 
 # Backfilling modes.
@@ -89,7 +89,9 @@ def backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr, npr, opb
     """The queue in the backfill (secondary) order, sharing work with the primary order."""
     if sort_pb:
         for a in range(npb):
-            key[opb[a]] = order_key(secondary, opb[a], t, submit, estimate, procs, skey)
+            j = opb[a]
+            key[j] = skey[j] if secondary >= KEYED else order_key(secondary, j, t, submit,
+                                                                    estimate, procs)
         sort_by_key(opb, npb, key)
         return opb, npb
     if secondary == primary and sort_pr:
@@ -241,7 +243,9 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         # ---- this pass's primary order: over-threshold jobs first, by submit (seed 002 §6)
         if sort_pr:
             for a in range(npr):
-                key[opr[a]] = order_key(primary, opr[a], t, submit, estimate, procs, pkey)
+                j = opr[a]
+                key[j] = pkey[j] if primary >= KEYED else order_key(primary, j, t, submit,
+                                                                  estimate, procs)
             sort_by_key(opr, npr, key)
             npo = 0
             if threshold >= 0:

@@ -1,6 +1,6 @@
 """Slurm's job priority, factor by factor, as priority/multifactor computes it.
 
-The formula is ../shared/slurm/MAPPING.md §1.1, after
+The formula is docs/slurm-mapping.md's "The multifactor priority", after
 [src: src/plugins/priority/multifactor/priority_multifactor.c _get_priority_internal(),
 set_priority_factors(), _get_tres_factors()] and [doc: priority_multifactor.shtml].
 ``weighted_factors`` gives each weighted term as ``sprio`` prints it; the engine adds the age
@@ -92,7 +92,7 @@ def no_normal_tres(config: SchedulingConfig) -> bool:
     """22.05's ``scontrol show config`` prints NO_NORMAL_ALL when any NO_NORMAL_* flag is
     set (recorded: PriorityFlags=NO_NORMAL_TRES shows as NO_NORMAL_ALL while sprio still
     normalises the partition factor). The display cannot tell which, so NO_NORMAL_ALL is read
-    as NO_NORMAL_TRES, the flag a TRES-weight ordering (MAPPING.md §1.2 SQF/LQF) needs."""
+    as NO_NORMAL_TRES, the flag a TRES-weight ordering (docs/slurm-mapping.md, Orderings) needs."""
     flags = config.priority_flags
     return "NO_NORMAL_TRES" in flags or "NO_NORMAL_ALL" in flags
 

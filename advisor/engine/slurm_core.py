@@ -1,7 +1,7 @@
 """The slurm mode of the engine: what slurmctld does with a configuration, compiled.
 
 Pure and deterministic, like ``core``. The facts modelled are numbered as in
-../shared/slurm/MAPPING.md §0 (F1-F9); each rule cites Slurm's man page or source.
+docs/slurm-mapping.md (F1-F9); each rule cites Slurm's man page or source.
 
 Per instant: completions, then arrivals (each gets its priority at once), then the priority
 recalculation when PriorityCalcPeriod falls due, then the main scheduler (after completions

@@ -2,7 +2,7 @@
 
 Shared by ``slurm`` (which builds the job table and the configuration vector) and
 ``slurm_core`` (which simulates): the rows of the job table, the entries of the
-configuration vector, a record's integer priority (§1.1 of ../shared/slurm/MAPPING.md) and
+configuration vector, a record's integer priority (docs/slurm-mapping.md) and
 its F1 queue key.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A job asks for ``cpus`` CPUs on at least ``min_nodes`` nodes (``--exclusive``: whole nodes).
 Which nodes it gets matters in the slurm mode: backfill reserves *whole nodes* (F4 of
-../shared/slurm/MAPPING.md), so the nodes a reservation picks decide what may backfill.
+docs/slurm-mapping.md), so the nodes a reservation picks decide what may backfill.
 
 Default rule, after cons_tres ``_eval_nodes()`` [src: src/plugins/select/cons_tres/job_test.c
 _eval_nodes()]: usable nodes form runs of consecutive node indices; the first run that is

@@ -9,7 +9,8 @@ from numba import njit
 # Queue orderings (seed 002 §3.2). Each sorts by its key, then by submit time, then job id:
 # job indices are in (submit, job id) order, so the index is the tie-break. KEYED and
 # KEYED_OTHER sort by static keys given per job (a plugin's ``SortKey``: a new ordering needs
-# no engine edit); KEYED_OTHER is a backfill queue keyed otherwise than the primary one.
+# no engine edit; the core reads them itself, so that ``order_key`` stays small enough to be
+# inlined); KEYED_OTHER is a backfill queue keyed otherwise than the primary one.
 FCFS, LCFS, SPF, LPF, SQF, LQF, EXP, KEYED, KEYED_OTHER = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
 
@@ -52,11 +53,8 @@ def heap_pop(ht, hj, n):
 
 
 @njit(cache=True)
-def order_key(order, j, t, submit, estimate, procs, given):
-    """The sort key of job j under an ordering at time t (smaller runs first); ``given``:
-    the per-job keys of a KEYED ordering."""
-    if order >= KEYED:
-        return given[j]
+def order_key(order, j, t, submit, estimate, procs):
+    """The sort key of job j under a built-in ordering at time t (smaller runs first)."""
     if order == FCFS:
         return float(submit[j])
     if order == LCFS:

@@ -59,8 +59,9 @@ class ProcessExecutor:
 class RayExecutor:
     """Ray tasks, one per item. ``address=None`` starts an embedded local Ray with
     ``workers`` CPUs; otherwise it connects to that cluster ("auto", "ray://host:port"...).
-    The embedded instance stays on loopback (../shared/RAY.md) and is shut down by
-    ``close``; a cluster connected to is left running."""
+    The embedded instance stays on loopback (it would otherwise advertise the machine's
+    outward address) and is shut down by ``close``; a cluster connected to is left
+    running."""
 
     name = "ray"
 

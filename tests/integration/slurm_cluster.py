@@ -7,8 +7,8 @@ foreground as a child of this process, so ``stop`` ends exactly what ``start`` b
 leaves a site's own Slurm alone. Clients find the cluster through ``SLURM_CONF``, which
 ``start`` sets in this process's environment.
 
-The recipe and its pitfalls (SlurmctldHost must be ``hostname -s``; without slurmdbd no
-priority is ever recomputed) are in ../shared/slurm/README.md.
+Its pitfalls: SlurmctldHost must be ``hostname -s``, and without slurmdbd no priority is
+ever recomputed.
 
 Run by hand: ``python tests/integration/slurm_cluster.py`` starts a cluster and waits for
 Ctrl-C; ``SLURM_CONF`` is printed.

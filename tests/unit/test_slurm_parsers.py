@@ -1,5 +1,5 @@
-"""Slurm's outputs -> the model. Real 22.05 outputs (../shared/slurm/samples and our own
-recordings in tests/fixtures/slurm-22.05, with the configuration that produced them), and
+"""Slurm's outputs -> the model. Real 22.05 outputs (tests/fixtures/slurm-22.05-lab and our
+own recordings in tests/fixtures/slurm-22.05, with the configuration that produced them), and
 documents of the newer schemas (data_parser v0.0.39 to v0.0.44) built to the documented
 shapes from the same real jobs, so both families must give the same Snapshot parts."""
 import copy
@@ -13,9 +13,9 @@ from adapters.slurm_cli import assemble, workload_from_sacct
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Snapshot
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "slurm" / "samples"
+LAB = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05-lab"
 OURS = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05"
-SAMPLE_DIRS = [d for d in (SHARED, OURS) if d.exists()]
+SAMPLE_DIRS = [LAB, OURS]
 NOW = int((OURS / "captured_at.txt").read_text())
 
 
@@ -140,13 +140,12 @@ def test_sprio_formats():
         slurm_text.parse_sprio("1|batch|root")
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/slurm/samples is not beside")
-def test_shared_sprio_long_samples_agree_with_squeue():
-    """The shared samples hold ``sprio -l``, a column table: read it by its header."""
+def test_lab_sprio_long_samples_agree_with_squeue():
+    """The lab samples hold ``sprio -l``, a column table: read it by its header."""
     for name, squeue in (("sprio_l.txt", "squeue.json"),
                          ("sprio_l_with_slurmdbd.txt", "squeue_with_slurmdbd.json")):
-        table = slurm_text.parse_sprio(read(SHARED, name))
-        prio = {j["job_id"]: j["priority"] for j in squeue_doc(SHARED, squeue)["jobs"]}
+        table = slurm_text.parse_sprio(read(LAB, name))
+        prio = {j["job_id"]: j["priority"] for j in squeue_doc(LAB, squeue)["jobs"]}
         assert table and all(prio[job] == f["priority"] for (job, _), f in table.items())
         for (_, _), f in table.items():  # nice lowers the priority; sprio rounds factors
             parts = sum(v for k, v in f.items() if k not in ("priority", "nice"))
@@ -333,23 +332,22 @@ def test_assembled_snapshot_round_trips_losslessly():
         assemble(NOW, (), snap.machine.partitions, running, pending, snap.config, {})
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/slurm/samples is not beside")
-def test_shared_text_samples_agree_with_the_json_ones():
+def test_lab_text_samples_agree_with_the_json_ones():
     """scontrol show job -o and sacct -P came from the same cluster as squeue/sacct --json.
     (sdiag and sshare samples are not inputs of the advisor: fair-share enters through
     sprio's factor.)"""
-    running, pending = slurm_json.jobs_from_squeue(squeue_doc(SHARED), NOW)
+    running, pending = slurm_json.jobs_from_squeue(squeue_doc(LAB), NOW)
     jobs = {j.job_id: j for j in running + pending}
-    for line in read(SHARED, "scontrol_show_job_o.txt").splitlines():
+    for line in read(LAB, "scontrol_show_job_o.txt").splitlines():
         kv = slurm_text.key_values(line)
         job = jobs[int(kv["JobId"])]
         assert (job.cpus, job.state, job.priority) == (int(kv["NumCPUs"]), kv["JobState"],
                                                        int(kv["Priority"]))
         assert job.time_limit == slurm_text.slurm_duration(kv["TimeLimit"])
-    lines = read(SHARED, "sacct_parsable.txt").splitlines()
+    lines = read(LAB, "sacct_parsable.txt").splitlines()
     header = lines[0].split("|")
     records = {r["job_id"]: r for r in slurm_json.sacct_records(
-        slurm_json.load(read(SHARED, "sacct.json"), "sacct --json"))}
+        slurm_json.load(read(LAB, "sacct.json"), "sacct --json"))}
     for line in lines[1:]:
         row = dict(zip(header, line.split("|")))
         r = records[int(row["JobID"])]

@@ -1,5 +1,5 @@
 """The pyslurm path, against objects shaped like pyslurm 25.11's documented API (pyslurm
-cannot be built here: it needs Slurm 25.11; see ../shared/slurm/README.md). The objects
+cannot be built here: it builds only against Slurm 25.11, which Debian does not ship). The objects
 carry the same jobs as our real 22.05 recording, so both adapters must agree."""
 from types import SimpleNamespace as Obj
 

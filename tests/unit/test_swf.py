@@ -10,7 +10,8 @@ from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import SWF_FIELDS
 from adapters.swf import BUNDLED_TRACES
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces"
+#: the header and first 1,500 jobs of Archive logs with odd headers (their README)
+HEADERS = Path(__file__).resolve().parents[1] / "fixtures" / "archive-headers"
 
 # Header lines as they stand in real PWA logs (CTC, SDSC-DS, UniLu-Gaia, Sandia-Ross, CEA).
 ODD_HEADER = """; Version: SWF v2
@@ -115,9 +116,8 @@ def test_bundled_headers():
         assert w.machine.procs == procs and w.header.unix_start_time > 8e8
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/traces not beside the checkout")
 @pytest.mark.parametrize("name, procs", [("CEA-Curie", 93312), ("UniLu-Gaia", 2004),
                                          ("RICC", 8192), ("Sandia-Ross", 1524)])
 def test_odd_archive_headers(name, procs):
-    w = read_swf(next(SHARED.glob(f"{name}*.swf.gz")))
+    w = read_swf(next(HEADERS.glob(f"{name}*.swf.gz")))
     assert w.machine.procs == procs and len(w) > 1000
