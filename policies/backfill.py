@@ -13,9 +13,9 @@ ordering, default the primary one). In Slurm (``enact``; docs/slurm-mapping.md,
 priority order: a separate backfill order has no Slurm form.
 
 The grid proposes EASY, depth 2 and 4, and conservative while the queue is not long: Slurm
-re-plans every pending job every cycle, which costs seconds per simulation on a wide
-machine with a long queue (CEA-Curie's 11,520 CPUs, one sample: 0.7-2.6 s at 500 pending,
-1.3-3.1 s at 1,000, 2-4 s at 2,000) against tens of milliseconds for EASY and depth-k.
+re-plans every pending job every cycle, which costs up to seconds per simulation on a wide
+machine with a long queue, against tens of milliseconds for EASY and depth-k
+(docs/performance.md).
 No backfilling only idles processors that backfilling fills without delaying a
 reservation; it stays available by name.
 """

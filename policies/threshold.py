@@ -9,12 +9,8 @@ slope: a job gains the ordering's whole key range (its ``key_range``: a day of l
 the longest MaxTime for SPF, every CPU for SQF, ...) per T of waiting, up to
 PriorityMaxAge = ``HORIZON`` (two weeks). So a job can be passed only by jobs submitted
 less than T after it: its wait is bounded (approximately the textbook step, which also
-serves the jobs past T in submit order).
-
-The first mapping, PriorityMaxAge=T with an age weight of one band, was not a bound: every
-job past T gains the same, so among them the ordering's key still decides, and a long, wide
-job stays behind each short one that reaches T after it. In an online replay of SDSC-SP2
-under EASY-SPF with that 4 h ramp, a 64-CPU, 18 h job waited 76 days (2.2 static).
+serves the jobs past T in submit order). PriorityMaxAge=T with one band of age weight would
+not be a bound (docs/slurm-mapping.md, "Starvation thresholds").
 """
 from __future__ import annotations
 

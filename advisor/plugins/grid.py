@@ -6,7 +6,7 @@ combination is kept when
 * it bounds every job's wait: one of its choices does by itself (``bounds_wait``: FCFS, a
   starvation threshold). Comparing futures of a finite horizon, one decision cannot see that
   a policy leaves a job behind every later one for good, and a run of such decisions can
-  (measured in online replays of SDSC-SP2: a 64-CPU job waited 168 days);
+  (docs/online.md);
 * Slurm can express it: its enactment composes (no ``NoSlurmForm``).
 A family whose simulations cost seconds on a long queue proposes nothing there; ``grid``
 says what that left out.

@@ -43,17 +43,18 @@ def pip_install(source: Path, target: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> dict:
-    """The environment of an advisor beside the installed example (PYTHONPATH: pip's
-    --target, so that the test venv itself is left as it was)."""
+def site(tmp_path_factory) -> Path:
+    """Where pip installed the example (``--target``: the test venv is left as it was)."""
     target = tmp_path_factory.mktemp("site")
     pip_install(EXAMPLE, target)
-    return dict(os.environ, PYTHONPATH=str(target))
+    return target
 
 
-def advisor(env, *args, cwd=None):
+def advisor(site: Path, *args, cwd=None):
+    """The advisor, as a process that sees the packages installed in ``site`` (and, once
+    the harness started it, the test cluster: SLURM_CONF)."""
     return subprocess.run([sys.executable, "-m", "advisor.cli", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd)
+                          text=True, env=dict(os.environ, PYTHONPATH=str(site)), cwd=cwd)
 
 
 def test_the_site_ordering_is_listed_replayed_recommended_and_emitted(site, tmp_path):
@@ -107,9 +108,8 @@ def test_a_broken_site_plugin_is_refused_when_it_loads(tmp_path):
         .replace('packages = ["advisor_site_saf"]', 'packages = ["advisor_site_broken"]'))
     target = tmp_path / "target"
     pip_install(package, target)
-    env = dict(os.environ, PYTHONPATH=str(target))
     for args in (("policies",), ("replay", "KTH-SP2", "--policy", "easy:FCFS")):
-        done = advisor(env, *args)
+        done = advisor(target, *args)
         assert done.returncode == 2 and not done.stdout
         assert done.stderr.strip().splitlines() == [
             "advisor: error: policy plugin 'ordering/broken' from advisor-site-broken 0.1.0 is "
