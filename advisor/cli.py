@@ -59,6 +59,8 @@ def _source_options(p: argparse.ArgumentParser) -> None:
                    help="slurm (pyslurm when installed, else the commands), slurm:cli, "
                         "slurm:pyslurm, or swf:TRACE@TIME with TIME in seconds since the "
                         "trace's start (10d, 36h) or a date (1996-10-01T12:00)")
+    p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
+                   "replayed under, in effect at the moment (default EASY-FCFS-FCFS)")
     _slurm_options(p)
 
 
@@ -154,8 +156,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("snapshot", help="the state the advisor sees: a live Slurm cluster, "
                        "or a trace replayed up to a moment")
     _source_options(p)
-    p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
-                   "replayed under (default EASY-FCFS-FCFS)")
     p.add_argument("--top", type=int, default=10, help="pending jobs shown")
     p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
@@ -163,8 +163,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("recommend", help="simulate candidate configurations from a snapshot "
                        "and recommend the change that wins (exit 10) or none (exit 0)")
     _source_options(p)
-    p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
-                   "replayed under, in effect at the moment (default EASY-FCFS-FCFS)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
     _recommend_options(p)
     p.add_argument("--store", metavar="DB", help="SQLite history (default: "

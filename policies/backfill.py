@@ -94,11 +94,8 @@ class Backfill(PluginBase):
 
 
 class NoBackfill(Backfill):
-    name = "none"
+    name, engine, rank, Params = "none", "none", 23, NoParams
     summary = "no backfilling: start in primary order until a job does not fit"
-    Params = NoParams
-    rank = 23
-    engine = "none"
 
     def candidates(self, context: Context) -> tuple:
         return ()
@@ -109,12 +106,8 @@ class NoBackfill(Backfill):
 
 
 class Easy(Backfill):
-    name = "easy"
+    name, engine, rank, Params, default = "easy", "easy", 20, EasyParams, True
     summary = "EASY: backfill without delaying the first blocked job's reservation"
-    Params = EasyParams
-    rank = 20
-    default = True
-    engine = "easy"
 
     def candidates(self, context: Context) -> tuple:
         return (EasyParams(),)
@@ -127,11 +120,8 @@ class Easy(Backfill):
 
 
 class Depth(Backfill):
-    name = "depth"
+    name, engine, rank, Params = "depth", "depth", 21, DepthParams
     summary = "reservations for the first k blocked jobs, backfill the others"
-    Params = DepthParams
-    rank = 21
-    engine = "depth"
 
     def candidates(self, context: Context) -> tuple:
         return tuple(DepthParams(k=k) for k in GRID_DEPTHS)
@@ -144,11 +134,8 @@ class Depth(Backfill):
 
 
 class Conservative(Backfill):
-    name = "conservative"
+    name, engine, rank, Params = "conservative", "conservative", 22, NoParams
     summary = "conservative: every job keeps a reservation; compressed on early ends"
-    Params = NoParams
-    rank = 22
-    engine = "conservative"
 
     def candidates(self, context: Context) -> tuple:
         return () if context.queue_is_long else (NoParams(),)

@@ -10,18 +10,8 @@ from typing import Callable, Union
 import numpy as np
 
 from advisor.engine import core
-from advisor.engine.structures import (
-    EXP,
-    FCFS,
-    KEYED,
-    KEYED_OTHER,
-    LCFS,
-    LPF,
-    LQF,
-    SPF,
-    SQF,
-    order_key,
-)
+from advisor.engine.structures import (EXP, FCFS, KEYED, KEYED_OTHER, LCFS, LPF, LQF, SPF,
+                                       SQF, order_key)
 from advisor.errors import BadInput
 from advisor.model import Workload
 

@@ -242,8 +242,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
 
         # ---- this pass's primary order: over-threshold jobs first, by submit (seed 002 §6)
         if sort_pr:
-            for a in range(npr):
-                j = opr[a]
+            for a in range(npr):  # keys written out here and in backfill_order: a helper
+                j = opr[a]        # function in this hot loop was measured slower
                 key[j] = pkey[j] if primary >= KEYED else order_key(primary, j, t, submit,
                                                                   estimate, procs)
             sort_by_key(opr, npr, key)

@@ -4,7 +4,7 @@
 # 3 source unavailable (slurmctld/slurmdbd down), 4 missing extra, 5 previous run still busy,
 # 6 --apply failed and was rolled back, 7 the rollback failed too (restore by hand).
 # To enact changes as well, set APPLY=--apply (slurm.conf must end with
-# "Include /etc/slurm/advisor.conf"; see the README).
+# "Include /etc/slurm/advisor.conf"; see docs/recommend.md).
 set -u
 ADVISOR=${ADVISOR:-/opt/slurm-policy-advisor/.venv/bin/advisor}
 OUT=${OUT:-/var/lib/slurm-policy-advisor}

@@ -1,5 +1,6 @@
 """The real Slurm cluster, started once per session (see slurm_cluster.py)."""
 import os
+import time
 
 import pytest
 
@@ -24,3 +25,25 @@ def clean_queue(slurm):
     slurm.cancel_all()
     yield slurm
     slurm.cancel_all()
+
+
+@pytest.fixture()
+def included(clean_queue):
+    """slurm.conf with ``Include advisor.conf`` as its last line; afterwards the cluster's
+    own configuration again (no fragment, no job_submit.lua)."""
+    slurm = clean_queue
+    etc = slurm.root / "etc"
+    conf, fragment, lua = etc / "slurm.conf", etc / "advisor.conf", etc / "job_submit.lua"
+    original = conf.read_text()
+    fragment.write_text("")
+    conf.write_text(original + f"Include {fragment}\n")
+    slurm.run("scontrol", "reconfigure")
+    try:
+        yield slurm, fragment, lua
+    finally:
+        slurm.cancel_all()
+        conf.write_text(original)
+        for path in (fragment, lua, *etc.glob("*.bak")):
+            path.unlink(missing_ok=True)
+        slurm.run("scontrol", "reconfigure")
+        time.sleep(2)

@@ -30,28 +30,6 @@ from tests.integration.test_slurm_snapshot import submit
 pytestmark = pytest.mark.slurm
 
 
-@pytest.fixture()
-def included(clean_queue):
-    """slurm.conf with ``Include advisor.conf`` as its last line; afterwards the cluster's
-    own configuration again (no fragment, no job_submit.lua)."""
-    slurm = clean_queue
-    etc = slurm.root / "etc"
-    conf, fragment, lua = etc / "slurm.conf", etc / "advisor.conf", etc / "job_submit.lua"
-    original = conf.read_text()
-    fragment.write_text("")
-    conf.write_text(original + f"Include {fragment}\n")
-    slurm.run("scontrol", "reconfigure")
-    try:
-        yield slurm, fragment, lua
-    finally:
-        slurm.cancel_all()
-        conf.write_text(original)
-        for path in (fragment, lua, *etc.glob("*.bak")):
-            path.unlink(missing_ok=True)
-        slurm.run("scontrol", "reconfigure")
-        time.sleep(2)
-
-
 def _recommend(tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, str]:
     code = main(["recommend", "--from", "slurm:cli", "--candidate", "easy:SPF",
                  "--samples", "2", "--executor", "serial", "--store",

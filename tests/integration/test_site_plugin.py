@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from adapters.slurm_text import SPRIO_FORMAT, parse_sprio
-from tests.integration.test_apply import included  # noqa: F401 (a fixture)
 from tests.integration.test_slurm_snapshot import submit
 
 ROOT = Path(__file__).resolve().parents[2]
