@@ -228,9 +228,8 @@ def _estimates(text: str):
 
 
 def _load(args):
-    from adapters.swf import read_swf
+    from adapters.swf import read_swf, resolve_trace
     from advisor.cleaning import CleaningOptions
-    from adapters.swf import resolve_trace
     cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
                                drop_oversize=args.drop_oversize,
                                drop_overruns=args.drop_overruns)
