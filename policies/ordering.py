@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.plugins import (LIMIT_MINUTES_LUA, Context, Enactment, EngineConfig, JobColumns,
-                             LuaFragment, NoParams, NoSlurmForm)
+from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context, Enactment,
+                             EngineConfig, JobColumns, LuaFragment, NoParams, NoSlurmForm)
 
 #: LCFS: the site factor counts seconds from this epoch (2020-09-13), so that it stays within
 #: Slurm's signed 31-bit range for decades; a trace's own clock starts at 0 instead
@@ -30,11 +30,6 @@ SPF_BASE = 1 << 30
 #: SQF: a base above any job's CPU count, so that base - CPUs stays above 1 (priorities below
 #: 1 are raised to 1 and would tie)
 SQF_BASE = 1 << 22
-#: the priority weights an ordering zeroes, so that it alone orders (what it sets wins)
-NEUTRAL = {"priority_weight_age": 0, "priority_weight_assoc": 0,
-           "priority_weight_fairshare": 0, "priority_weight_job_size": 0,
-           "priority_weight_partition": 0, "priority_weight_qos": 0,
-           "priority_weight_tres": {}, "priority_flags": (), "priority_favor_small": False}
 
 
 
@@ -120,7 +115,7 @@ class Ordering:
                               "need a site-factor plugin)")
         return Enactment(sets={"priority_type": "priority/multifactor",
                                **dict(self.slurm.weights)},
-                         clears=NEUTRAL, site_factor=self.slurm.site,
+                         clears=NEUTRAL_WEIGHTS, site_factor=self.slurm.site,
                          fidelity=self.slurm.fidelity, caveats=self.slurm.caveats)
 
     def key_range(self, context: Context) -> int:

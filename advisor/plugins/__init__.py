@@ -4,16 +4,16 @@ family (``spec``) and the default grid (``grid``).
 
 A plugin's own module needs only this package's names:
 
-    from advisor.plugins import (LIMIT_MINUTES_LUA, Context, EngineConfig, Enactment,
-                                 JobColumns, LuaFragment, NoParams, NoSlurmForm, PluginBase,
-                                 SortKey, param)
+    from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context, EngineConfig,
+                                 Enactment, JobColumns, LuaFragment, NoParams, NoSlurmForm,
+                                 PluginBase, SortKey, param)
 """
 from advisor.engine import EngineConfig, SortKey
 from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, PluginBase,
                                       PolicyPlugin, param)
-from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, Enactment, JobColumns, JobRule,
-                                       LuaFragment)
+from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Enactment,
+                                       JobColumns, JobRule, LuaFragment)
 
-__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "Context", "EngineConfig", "Enactment",
-           "JobColumns", "JobRule", "LuaFragment", "NoParams", "NoSlurmForm", "PluginBase",
-           "PolicyPlugin", "SortKey", "param"]
+__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "Context", "EngineConfig",
+           "Enactment", "JobColumns", "JobRule", "LuaFragment", "NoParams", "NoSlurmForm",
+           "PluginBase", "PolicyPlugin", "SortKey", "param"]

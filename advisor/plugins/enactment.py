@@ -30,6 +30,14 @@ from advisor.plugins.contract import FIDELITIES, NoSlurmForm
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(SchedulingConfig)}
 _BACKFILL_FIELDS = {f.name for f in dataclasses.fields(BackfillParameters)}
+#: the parts a whole policy has at most one of (two families giving one conflict)
+SINGLE_PARTS = ("partitions", "route", "site_factor")
+#: the priority weights an ordering zeroes, so that it alone orders (what it sets wins)
+NEUTRAL_WEIGHTS = {"priority_weight_age": 0, "priority_weight_assoc": 0,
+                   "priority_weight_fairshare": 0, "priority_weight_job_size": 0,
+                   "priority_weight_partition": 0, "priority_weight_qos": 0,
+                   "priority_weight_tres": {}, "priority_flags": (),
+                   "priority_favor_small": False}
 #: a job without a limit gets its partition's DefaultTime, else MaxTime, else a year
 YEAR_MINUTES = 525600
 #: a Lua helper for fragments: the limit (minutes) Slurm will give a job at submission
@@ -110,7 +118,7 @@ class Enactment:
     def runs(self) -> tuple:
         """What Slurm would run, apart from the configuration: two candidates that differ
         only in fidelity or caveats run the same."""
-        return (self.partitions, self.route, self.site_factor)
+        return tuple(getattr(self, part) for part in SINGLE_PARTS)
 
 
 def _put(config: SchedulingConfig, settings: Mapping[str, object]) -> SchedulingConfig:
@@ -156,7 +164,7 @@ def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
                                    "configuration runs both")
                 merged[name] = value
                 owner[kind, name] = key
-        for part in ("partitions", "route", "site_factor"):
+        for part in SINGLE_PARTS:
             value = getattr(e, part)
             if value is None:
                 continue

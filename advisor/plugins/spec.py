@@ -122,6 +122,7 @@ class Policy:
         of them: a default may change, a choice must not), and ``+family/name:...`` for a
         choice whose parameters would not find their way back."""
         head = self._head(upper=False)
+        named = {c.plugin.family: c.plugin for c in self.choices}
         tail, general = [], []
         for c in self.choices:
             default = c.is_default
@@ -129,7 +130,8 @@ class Policy:
                 tail += c.written(default, skip=(BACKFILL_ORDER,))
             elif default and not c.values(True):
                 continue
-            elif c.values(False) and all(_owner(self, k) is c.plugin for k in c.values(False)):
+            elif c.values(False) and all(_owners(named, k) == [c.plugin]
+                                         for k in c.values(False)):
                 tail += c.written(default)
             else:
                 general.append(":".join([c.plugin.key, *c.written(default)]))
@@ -146,16 +148,15 @@ class Policy:
         return head
 
 
-def _owner(policy: Policy, key: str) -> Plugin | None:
-    """The plugin a short form's ``key=value`` goes to (see the module docstring)."""
+def _owners(named: dict[str, Plugin], key: str) -> list[Plugin]:
+    """Where a short form's ``key=value`` may go (see the module docstring): the backfill
+    plugin named, if it has that parameter, else the ordering named, else every installed
+    plugin of another family that has it (one: it goes there)."""
     for family in (BACKFILL, ORDERING):
-        c = policy.choice(family)
-        if c is not None and key in _fields(c.plugin):
-            return c.plugin
-    named = {BACKFILL, ORDERING}
-    owners = [p for p in registry().plugins.values()
-              if p.family not in named and key in _fields(p)]
-    return owners[0] if len(owners) == 1 else None
+        if family in named and key in _fields(named[family]):
+            return [named[family]]
+    return [p for p in registry().plugins.values()
+            if p.family not in (BACKFILL, ORDERING) and key in _fields(p)]
 
 
 def _fields(p: Plugin) -> set[str]:
@@ -230,11 +231,15 @@ def parse_policy(text: str) -> Policy:
         loose = settings
     for s in loose:
         key, value = (x.strip() for x in s.split("=", 1))
-        owner = _short_owner(chosen, key)
-        if owner is None:
+        owners = _owners({f: p for f, (p, _) in chosen.items()}, key)
+        if len(owners) > 1:
+            raise BadInput(f"'{key}' is a parameter of {', '.join(p.key for p in owners)}: "
+                           f"write family/name:{key}=... to say which")
+        if not owners:
             raise BadInput(f"policy '{text}': no '{key}' parameter for the plugins it names "
                            "or, alone, for any other installed plugin; see 'advisor "
                            "policies', or write family/name:key=value")
+        owner = owners[0]
         if owner.family in chosen and chosen[owner.family][0] != owner:
             raise BadInput(f"policy '{text}': '{key}' is {owner.key}'s, but it names "
                            f"{chosen[owner.family][0].key}")
@@ -245,18 +250,6 @@ def parse_policy(text: str) -> Policy:
     except (TypeError, ValueError) as e:
         raise BadInput(f"policy '{text}': {e}") from None
     return Policy.of(choices, spec=text)
-
-
-def _short_owner(chosen: dict, key: str) -> Plugin | None:
-    for family in (BACKFILL, ORDERING):
-        if family in chosen and key in _fields(chosen[family][0]):
-            return chosen[family][0]
-    owners = [p for p in registry().plugins.values()
-              if p.family not in (BACKFILL, ORDERING) and key in _fields(p)]
-    if len(owners) > 1:
-        raise BadInput(f"'{key}' is a parameter of {', '.join(p.key for p in owners)}: "
-                       f"write family/name:{key}=... to say which")
-    return owners[0] if owners else None
 
 
 def _resolve(family: str, name: str) -> str:

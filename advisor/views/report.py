@@ -92,12 +92,12 @@ def policies_dict() -> dict:
 
 
 def _bounds(p: dict) -> str:
-    out = [f"{p['min']}.." if "min" in p else "", f"..{p['max']}" if "max" in p else ""]
-    if "min" in p and "max" in p:
-        out = [f"{p['min']}..{p['max']}"]
+    """A parameter's choices (a|b) or range (1.., ..5, 1..5); "" when it has neither."""
     if "choices" in p:
-        out = ["|".join(p["choices"])]
-    return "".join(out)
+        return "|".join(p["choices"])
+    if "min" in p or "max" in p:
+        return f"{p.get('min', '')}..{p.get('max', '')}"
+    return ""
 
 
 def policies_table() -> Group:

@@ -20,18 +20,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from advisor.plugins import (LIMIT_MINUTES_LUA, Context, Enactment, EngineConfig, JobColumns,
-                             LuaFragment, NoParams, PluginBase, SortKey)
+from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context, Enactment,
+                             EngineConfig, JobColumns, LuaFragment, NoParams, PluginBase,
+                             SortKey)
 
 #: the site factor of a job of no area; a larger area ranks lower
 BASE = 1 << 30
 #: areas (CPU-minutes) from here on share the lowest site factor, BASE - CAP = 1
 CAP = BASE - 1
-#: the priority weights the ordering zeroes, so that the area alone orders
-NEUTRAL = {"priority_weight_age": 0, "priority_weight_assoc": 0,
-           "priority_weight_fairshare": 0, "priority_weight_job_size": 0,
-           "priority_weight_partition": 0, "priority_weight_qos": 0,
-           "priority_weight_tres": {}, "priority_flags": (), "priority_favor_small": False}
 
 CPUS_LUA = """local function cpus_requested(job_desc)
    -- the CPUs the job asks for: min_cpus, else tasks x CPUs per task, else 1
@@ -84,7 +80,7 @@ class SmallestAreaFirst(PluginBase):
 
     def enact(self, params, context: Context) -> Enactment:
         return Enactment(
-            sets={"priority_type": "priority/multifactor"}, clears=NEUTRAL,
+            sets={"priority_type": "priority/multifactor"}, clears=NEUTRAL_WEIGHTS,
             site_factor=AreaFactor(), fidelity="exact", caveats=(
                 "by CPUs x limit in whole minutes; equal areas run FCFS",
                 "a limit changed after submission keeps the area set at submission",
