@@ -4,10 +4,15 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 from advisor.errors import MissingExtra, SourceUnavailable
+
+#: the mode of Slurm's own configuration files (slurm.conf, job_submit.lua)
+DEFAULT_MODE = 0o644
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
@@ -24,10 +29,13 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     return raw
 
 
-def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
+def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int | None = None) -> None:
     """Write ``data`` so that ``path`` holds either its old content or all of the new one.
 
-    ``.gz`` paths are gzip-compressed (with no timestamp, so equal data gives equal files).
+    The new file takes the mode of the file it replaces, else ``mode``, else 0644: Slurm's
+    own files are world-readable, and slurmctld (SlurmUser) and users' client commands read
+    what the advisor writes. ``.gz`` paths are gzip-compressed (with no timestamp, so equal
+    data gives equal files). Any failure is ``SourceUnavailable`` naming the path.
     """
     path = Path(path)
     if isinstance(data, str):
@@ -36,16 +44,50 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
         data = gzip.compress(data, mtime=0)
     directory = path.parent if str(path.parent) else Path(".")
     try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = DEFAULT_MODE if mode is None else mode
+    try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise SourceUnavailable(f"cannot write {path}: {e.strerror or e}") from e
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
             f.write(data)
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise SourceUnavailable(f"cannot write {path}: {e.strerror or e}") from e
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: str | os.PathLike, *, directory: bool = False) -> None:
+    """Refuse, before any long work, a destination that cannot be written: its folder is
+    missing, read-only or not a folder, or (for a file) it is a folder. A destination
+    ``directory`` may be missing: its nearest existing parent must take new entries."""
+    path = Path(path)
+    if directory:
+        if path.exists() and not path.is_dir():
+            raise SourceUnavailable(f"cannot write into {path}: it is a file, not a folder "
+                                    "(give a folder's path)")
+        probe = path if path.exists() else next(p for p in path.absolute().parents
+                                                if p.exists())
+    else:
+        if path.is_dir():
+            raise SourceUnavailable(f"cannot write {path}: it is a folder (give a file's "
+                                    "path)")
+        probe = path.parent if str(path.parent) else Path(".")
+        if not probe.is_dir():
+            raise SourceUnavailable(f"cannot write {path}: no folder {probe} (create it "
+                                    "first)")
+    try:   # a real write: access() says yes on a read-only filesystem to root
+        tempfile.TemporaryFile(dir=probe).close()
+    except OSError as e:
+        raise SourceUnavailable(f"cannot write {path}: {probe} takes no new files "
+                                f"({e.strerror or e})") from e
 
 
 def write_table(table, path: str | os.PathLike) -> None:
@@ -61,3 +103,48 @@ def write_table(table, path: str | os.PathLike) -> None:
         atomic_write(path, buf.getvalue())
     else:
         atomic_write(path, table.to_csv(index=False))
+
+
+def check_folder_owned(directory: str | os.PathLike, names) -> None:
+    """Refuse a folder holding anything but the files named ``names``: ``replace_folder``
+    replaces the whole folder, and must not take a site's own files with it."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return
+    foreign = sorted(p.name for p in directory.iterdir() if p.name not in names)
+    if foreign:
+        raise SourceUnavailable(f"{directory} holds files the advisor did not write "
+                                f"({', '.join(foreign[:3])}): give a folder of its own")
+
+
+def replace_folder(directory: str | os.PathLike, files: dict[str, tuple[str, int]],
+                   owned=()) -> None:
+    """Make ``directory`` hold exactly ``files`` (name: (text, mode)), never a mix of an old
+    set and a new one: the set is written into a fresh folder beside it, which then takes
+    its place (the old folder is renamed away first, then removed). The old folder may hold
+    only files named in ``files`` or ``owned``."""
+    directory = Path(directory).absolute()
+    check_folder_owned(directory, {*files, *owned})
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.new."))
+    except OSError as e:
+        raise SourceUnavailable(f"cannot write {directory}: {e.strerror or e}") from e
+    old = None
+    try:
+        os.chmod(fresh, 0o755)
+        for name, (text, mode) in files.items():
+            atomic_write(fresh / name, text, mode)
+        if directory.exists():
+            old = Path(tempfile.mkdtemp(dir=directory.parent,
+                                        prefix=f".{directory.name}.old."))
+            os.replace(directory, old / directory.name)
+        os.replace(fresh, directory)
+    except OSError as e:
+        if old is not None and not directory.exists():
+            os.replace(old / directory.name, directory)
+        raise SourceUnavailable(f"cannot write {directory}: {e.strerror or e}") from e
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)

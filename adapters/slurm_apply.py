@@ -173,7 +173,7 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
         commands.run("scontrol", "reconfigure")
         verified = _verify(change, commands)
         skipped = _rerank(change, commands, updated)
-    except AdvisorError as e:
+    except BaseException as e:   # any failure, an OSError or an interrupt too: put back
         _roll_back(saved, snapshot, updated, commands, e)
     return Applied(str(fragment), str(script_path) if script else None, tuple(backups),
                    verified, len(updated), tuple(skipped))
@@ -233,7 +233,7 @@ def _old_values(snapshot: Snapshot) -> dict[tuple[int, str], str]:
 
 
 def _roll_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
-               commands: SlurmCommands, cause: AdvisorError):
+               commands: SlurmCommands, cause: BaseException):
     try:
         for path, old in saved:
             if old is None:
@@ -244,8 +244,18 @@ def _roll_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
         old = _old_values(snapshot)
         for job, name in updated:
             commands.run("scontrol", "update", f"JobId={job}", f"{name}={old[job, name]}")
-    except AdvisorError as e:
+    except (AdvisorError, OSError) as e:
         where = ", ".join(f"{p} (backup {p}.bak)" for p, _ in saved)
-        raise RollbackFailed(f"--apply failed ({cause}) and so did the rollback ({e}): "
-                             f"restore {where} and run scontrol reconfigure") from e
-    raise ApplyFailed(f"--apply failed and was rolled back: {cause}") from cause
+        raise RollbackFailed(f"--apply failed ({_what(cause)}) and so did the rollback "
+                             f"({_what(e)}): restore {where} and run scontrol "
+                             "reconfigure") from e
+    if not isinstance(cause, Exception):
+        raise cause                  # an interrupt: put back, then stop as asked
+    raise ApplyFailed(f"--apply failed and was rolled back: {_what(cause)}") from cause
+
+
+def _what(e: BaseException) -> str:
+    """An error in words: the advisor's own message, or an OSError's file and reason."""
+    if isinstance(e, OSError) and not isinstance(e, AdvisorError):
+        return f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")
+    return str(e)

@@ -28,6 +28,7 @@ from advisor.model import (
     Snapshot,
     TraceHeader,
     Workload,
+    printable,
     derive_columns,
     sort_jobs,
 )
@@ -172,7 +173,8 @@ def workload_from_sacct(records: list[dict], name: str = "slurm",
     jobs = pd.DataFrame(rows, columns=list(SWF_FIELDS))
     for f in SWF_FIELDS:
         jobs[f] = jobs[f].astype("float64" if f in SWF_FLOAT_FIELDS else "int64")
-    legend = [f"; Note: {kind} {n} = {value}" for kind in ("user", "group", "partition")
+    legend = [f"; Note: {kind} {n} = {printable(value)}"
+              for kind in ("user", "group", "partition")
               for value, n in ids[kind].items()]
     procs = procs or (int(jobs["alloc_procs"].max()) if len(jobs) else 0)
     header = TraceHeader(max_procs=procs, unix_start_time=t0 if done else None,

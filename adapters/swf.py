@@ -21,7 +21,7 @@ from adapters.files import atomic_write, read_bytes
 from advisor.cleaning import CleaningOptions, clean
 from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import (SWF_FIELDS, SWF_FLOAT_FIELDS, Machine, TraceHeader, Workload,
-                           derive_columns, sort_jobs)
+                           derive_columns, printable, sort_jobs)
 
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s?(.*)$")
 _LEADING_INT = re.compile(r"^\s*(-?\d+)")
@@ -40,7 +40,7 @@ def parse_header(lines: list[str]) -> TraceHeader:
         m = _HEADER_RE.match(line)
         if not m:
             continue
-        key, value = m.group(1).strip(), m.group(2).strip()
+        key, value = m.group(1).strip(), printable(m.group(2).strip())
         if key == "Note":
             notes.append(value)
         else:
@@ -107,6 +107,9 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     header_lines = [ln for ln in text.splitlines() if ln.lstrip().startswith(";")]
     header = parse_header(header_lines)
     jobs = _parse_body(path, text)
+    if jobs.empty:
+        raise BadInput(f"{path} holds no jobs: an SWF trace needs at least one job line "
+                       "(18 numbers)")
     size = procs or header.max_procs or header.max_nodes
     if not size or size <= 0:
         raise BadInput(f"{path}: the header gives no MaxProcs or MaxNodes; "
@@ -114,7 +117,12 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     name = header.fields.get("Computer") or os.path.basename(path)
     workload = Workload(jobs=sort_jobs(derive_columns(jobs)), machine=Machine(int(size), name),
                         header=header, source=path)
-    return clean(workload, cleaning or CleaningOptions())
+    cleaned = clean(workload, cleaning or CleaningOptions())
+    if cleaned.jobs.empty:
+        raise BadInput(f"{path}: cleaning dropped all {len(workload.jobs)} jobs (no "
+                       "processors, negative runtimes, or the filters asked for): see "
+                       "--keep-invalid, or give --procs if the machine size is wrong")
+    return cleaned
 
 
 def _format_column(values: np.ndarray, is_float: bool) -> list[str]:

@@ -115,7 +115,7 @@ def bench(repeat: int = 5, tune: bool = True) -> dict:
 
 
 def bench_table(f: dict) -> Group:
-    table = Table(title=f"Engine, seed 002's filter, {f['cpus']} CPUs (median of runs)",
+    table = Table(title=f"Engine, Lelong et al.'s filter, {f['cpus']} CPUs (median of runs)",
                   title_justify="left")
     for col in ("trace", "jobs", "parse", "first call", *(f"{p} sim" for p in POLICIES),
                 *(f"{p} jobs/s" for p in POLICIES), "slurm mode (EASY-like)",

@@ -12,12 +12,12 @@ Exit codes:
   6  recommend --apply failed and everything it changed was put back
   7  recommend --apply failed and so did the rollback (the message says what to restore)
   10 recommend: a change is recommended (0: keep the configuration in effect)
-  130 interrupted
+  130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
 """
 from __future__ import annotations
 
-import argparse
 import json
+import signal
 import sys
 from contextlib import contextmanager
 from dataclasses import replace
@@ -27,41 +27,16 @@ from rich.console import Console
 
 from advisor.errors import AdvisorError, BadInput, MissingExtra
 
-EXIT_OK, EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED = 0, 1, 10, 130
+EXIT_OK, EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 10, 130, 143
 
 
-def _trace_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
-                   "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE); default: KTH-SP2")
-    p.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs)")
-    p.add_argument("--drop-overruns", action="store_true",
-                   help="drop jobs that ran longer than they requested (seed 002's filter)")
-    p.add_argument("--drop-oversize", action="store_true",
-                   help="drop jobs wider than the machine (seed 002's filter)")
-    p.add_argument("--keep-invalid", action="store_true",
-                   help="keep jobs with no processors or a negative runtime (they fail)")
-    p.add_argument("--estimates", default="user",
-                   help="runtime estimates: user (the request), exact, or f=N (seed 001's "
-                        "badness factor: uniform in [r, N*r])")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwinds like Ctrl-C (Ray's waits expect a KeyboardInterrupt, and
+    may raise a plain one in its place: ``_signals`` remembers which signal came), so every
+    ``finally`` (Ray's shutdown, the store, the lock) runs before the exit."""
 
 
-def _slurm_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--slurm-bin", metavar="DIR", help="directory of Slurm's commands "
-                   "(default: PATH)")
-    p.add_argument("--slurm-timeout", type=float, default=30.0, metavar="S",
-                   help="seconds each Slurm command may take")
-
-
-def _source_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--from", dest="source", default="slurm", metavar="SOURCE",
-                   help="slurm (pyslurm when installed, else the commands), slurm:cli, "
-                        "slurm:pyslurm, or swf:TRACE@TIME with TIME in seconds since the "
-                        "trace's start (10d, 36h) or a date (1996-10-01T12:00)")
-    p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
-                   "replayed under, in effect at the moment (default EASY-FCFS-FCFS)")
-    _slurm_options(p)
+_signals: list[int] = []
 
 
 def _commands(args):
@@ -69,38 +44,6 @@ def _commands(args):
     if args.slurm_timeout <= 0:
         raise BadInput("--slurm-timeout must be a positive number of seconds")
     return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
-
-
-def _recommend_options(p: argparse.ArgumentParser) -> None:
-    """How candidates are simulated and judged: recommend, and replay --online."""
-    p.add_argument("--candidate", action="append", metavar="SPEC", help="simulate this "
-                   "policy (repeatable; default: the grid of 'advisor policies')")
-    p.add_argument("--objective", default="avg_bsld",
-                   help="avg_bsld (default), avg_wait, p95_wait or utilization")
-    p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
-    p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
-    p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
-                   "to this factor of the configuration in effect's (or --reference's), and "
-                   "no job's wait past its longest wait by more (default 1.5)")
-    p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
-                   "(default 0.05)")
-    p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "
-                   "must hold in (default 0.75)")
-    p.add_argument("--trigger", type=float, metavar="T", help="seed 000: simulate only when "
-                   "the queue's bounded slowdown exceeds T")
-    p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
-                   "that futures are drawn from (default 4)")
-    from advisor.plugins.contract import LONG_QUEUE
-    p.add_argument("--conservative-up-to", type=int, default=LONG_QUEUE, metavar="N",
-                   help="the default grid simulates conservative backfilling only while at "
-                   f"most N jobs are pending (default {LONG_QUEUE}: beyond, seconds "
-                   "per simulation)")
-    p.add_argument("--executor", default="auto", choices=["auto", "serial", "process",
-                                                          "ray"],
-                   help="where simulations run (auto: Ray if installed, else processes)")
-    p.add_argument("--workers", type=int, help="local workers (default: all cores)")
-    p.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster "
-                   "(default: an embedded local one)")
 
 
 def _settings(args, **changes):
@@ -116,99 +59,6 @@ def _settings(args, **changes):
                         **changes)
     settings.check()
     return settings
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="advisor", description=(
-        "Which Slurm scheduling configuration serves your cluster best, proven by "
-        "simulation."))
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("replay", help="simulate a trace under one or many policies")
-    _trace_options(p)
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="BACKFILL[:PRIMARY[:SECONDARY]][:key=value], e.g. easy:SPF:SPF, "
-                        "easy:FCFS:FCFS:T=20h, conservative:FCFS, or family/name[:key=value] "
-                        "parts joined by + (repeatable; see 'advisor policies')")
-    p.add_argument("--jobs-out", metavar="FILE",
-                   help="per-job results, CSV or .parquet (one file per policy: the "
-                        "policy's label is added to the name when there are several)")
-    p.add_argument("--swf-out", metavar="FILE", help="the simulated schedule as an SWF log")
-    p.add_argument("--pass-per-event", action="store_true",
-                   help="one scheduling pass after every event, instead of one after all "
-                        "completions and arrivals of the same second")
-    p.add_argument("--online", metavar="EVERY", help="seed 000's online replay: run the "
-                   "advisor every EVERY (1d, 1w) on what the simulated system knows then, "
-                   "follow its recommendations, and compare with --policy kept throughout "
-                   "(default EASY-FCFS-FCFS) in the engine's slurm mode")
-    p.add_argument("--reference", metavar="SPEC", help="--online: risk limits against this "
-                   "policy (default: the --policy baseline)")
-    _recommend_options(p)
-
-    p = sub.add_parser("tune", help="seed 002's train/test study over resampled weeks")
-    _trace_options(p)
-    p.add_argument("--weeks", type=int, default=250, help="weeks resampled per half")
-    p.add_argument("--threshold", action="append", default=[], metavar="T",
-                   help="also evaluate the 49 policies with this queue threshold (e.g. 20h)")
-    p.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
-    p.add_argument("--plot", metavar="PNG", help="write seed 002 Fig. 8-style plot")
-
-    p = sub.add_parser("snapshot", help="the state the advisor sees: a live Slurm cluster, "
-                       "or a trace replayed up to a moment")
-    _source_options(p)
-    p.add_argument("--top", type=int, default=10, help="pending jobs shown")
-    p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
-    p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
-
-    p = sub.add_parser("recommend", help="simulate candidate configurations from a snapshot "
-                       "and recommend the change that wins (exit 10) or none (exit 0)")
-    _source_options(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
-    _recommend_options(p)
-    p.add_argument("--store", metavar="DB", help="SQLite history (default: "
-                   "$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite)")
-    p.add_argument("--no-store", action="store_true", help="do not record this run")
-    p.add_argument("--lock", metavar="FILE", help="lock file that keeps two runs from "
-                   "overlapping (default: the store's path with .lock)")
-    p.add_argument("--write", metavar="DIR", help="write advisor.conf, job_submit.lua and "
-                   "commands.sh of the recommended change into DIR (atomically)")
-    p.add_argument("--apply", action="store_true", help="live sources: enact the change "
-                   "(include fragment and job_submit.lua written atomically with a .bak, "
-                   "scontrol reconfigure, checked with scontrol show config, rolled back on "
-                   "failure)")
-    p.add_argument("--include", metavar="FILE", help="--apply: the fragment that slurm.conf "
-                   "includes last (default: advisor.conf beside slurm.conf)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-
-    p = sub.add_parser("report", help="the admin's view: the latest recommendation in full "
-                       "(cluster, candidates, decision, change) and the past ones")
-    p.add_argument("--store", metavar="DB", help="SQLite history (default as recommend)")
-    p.add_argument("--last", type=int, default=20, help="runs listed")
-    p.add_argument("--plot", metavar="PNG", help="also write a PNG: the latest candidates "
-                   "(objective against max wait) and the queue's slowdown over past runs")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("history", help="finished jobs from slurmdbd (sacct) as an SWF trace")
-    p.add_argument("--from", dest="source", default="slurm", choices=["slurm"],
-                   help="where the history comes from")
-    p.add_argument("--since", default="30d", help="how far back: 30d, 12h, or a date "
-                   "(2026-11-01)")
-    p.add_argument("--until", help="end of the window (a date; default: now)")
-    p.add_argument("--out", required=True, metavar="FILE", help="the SWF file (.swf or "
-                   ".swf.gz)")
-    p.add_argument("--procs", type=int, help="the machine's CPUs for the SWF header "
-                   "(default: the widest job; sacct does not know the machine)")
-    _slurm_options(p)
-    p.add_argument("--json", action="store_true", help="print a summary as JSON")
-
-    p = sub.add_parser("policies", help="list installed policy plugins and their parameters")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median)")
-    p.add_argument("--skip-tune", action="store_true", help="skip the tune figure (~10 s)")
-    p.add_argument("--json", action="store_true")
-    return parser
 
 
 def _emit_json(doc: dict) -> None:
@@ -258,10 +108,14 @@ def cmd_replay(args, out: Console) -> int:
         return _online(args, out)
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
     estimates = _estimates(args.estimates)
+    several = len(policies) > 1
+    for p in policies:
+        for path in (args.jobs_out, args.swf_out):
+            if path:
+                _check_output(_per_policy_path(path, p.label, several))
     workload = _load(args)
     results = replay(workload, policies, replace(estimates, seed=args.seed),
                      EngineConfig(batch=not args.pass_per_event))
-    several = len(results) > 1
     for r in results:
         if args.jobs_out:
             write_table(r.table, _per_policy_path(args.jobs_out, r.policy.label, several))
@@ -280,7 +134,6 @@ def _online(args, out: Console) -> int:
     from advisor.units import parse_duration
     from advisor.views.report import online_table
     from advisor.whatif.online import online_replay
-    from advisor.whatif.runner import make_executor
     if args.policy and len(args.policy) > 1:
         raise BadInput("--online compares with one baseline: give --policy once")
     baseline = parse_policy(args.policy[0] if args.policy else BASELINE)
@@ -290,7 +143,8 @@ def _online(args, out: Console) -> int:
     settings = _settings(args, reference=parse_policy(args.reference) if args.reference
                          else baseline)
     workload = _load(args)
-    executor = make_executor(args.workers, args.executor, args.ray_address)
+    _compile_notice()
+    executor = _executor(args)
     try:
         with _progress("decision points") as on_progress:
             result = online_replay(workload, every, settings, executor, baseline,
@@ -313,11 +167,10 @@ def cmd_tune(args, out: Console) -> int:
     from advisor.studies.tune import tune
     thresholds = tuple(parse_duration(t) for t in args.threshold)
     estimates = replace(_estimates(args.estimates), seed=args.seed)
-    workload = _load(args)
     if args.plot:
-        import importlib.util
-        if importlib.util.find_spec("matplotlib") is None:
-            raise MissingExtra("matplotlib", "plot")
+        _check_output(args.plot, extra=("matplotlib", "plot"))
+    workload = _load(args)
+    _compile_notice()
     with _progress("simulating weeks") as on_progress:
         result = tune(workload, weeks=args.weeks, seed=args.seed, thresholds=thresholds,
                       estimates=estimates, executor=make_executor(args.workers, "process"),
@@ -360,6 +213,8 @@ def _history(snap, source, weeks: int):
 
 def cmd_snapshot(args, out: Console) -> int:
     from advisor.views.report import snapshot_view
+    if args.out:
+        _check_output(args.out)
     snap, _ = _snapshot(args)
     doc = snap.to_dict()
     if args.out:
@@ -378,6 +233,7 @@ def cmd_history(args, out: Console) -> int:
     from adapters.slurm_cli import history
     from adapters.swf import write_swf
     from advisor.views.report import workload_caption, workload_dict
+    _check_output(args.out)
     now = int(time.time())
     since = _moment(args.since, now, ago=True)
     until = _moment(args.until, now) if args.until else None
@@ -409,20 +265,25 @@ def cmd_recommend(args, out: Console) -> int:
     from adapters.store import Store, default_path, run_lock
     from advisor.views.advice import cluster_dict, recommendation_view
     from advisor.whatif.recommend import recommend
-    from advisor.whatif.runner import make_executor
-    from advisor.whatif.slurmconf import change_for
+    from advisor.whatif.slurmconf import WRITTEN, change_for
     settings = _settings(args)
     if args.apply and not args.source.startswith("slurm"):
         raise BadInput("--apply needs a live cluster (--from slurm); a trace has no "
                        "slurmctld to reconfigure")
+    if args.write:      # before any simulation: a destination that cannot take the set
+        from adapters.files import check_folder_owned, check_writable
+        check_writable(args.write, directory=True)
+        check_folder_owned(args.write, WRITTEN)
     store = None if args.no_store else Store(args.store)
     lock = Path(args.lock) if args.lock else (store.path if store else
                                               default_path()).with_suffix(".lock")
+    failure = None
     with run_lock(lock):
         snap, source = _snapshot(args)
         history = _history(snap, source, settings.history_weeks)
         previous = store.last_recommended(args.source) if store else None
-        executor = make_executor(args.workers, args.executor, args.ray_address)
+        _compile_notice()
+        executor = _executor(args)
         try:
             with _progress("simulating") as on_progress:
                 rec = recommend(snap, history, settings, executor, previous, on_progress)
@@ -433,16 +294,21 @@ def cmd_recommend(args, out: Console) -> int:
         code = EXIT_CHANGE if rec.change else EXIT_OK
         doc = {**rec.as_dict(), "source": args.source, "cluster": cluster_dict(snap),
                "change_detail": change.as_dict() if change else None}
-        if args.write and change is not None:
-            _write_change(Path(args.write), change)
+        step = "written"
         try:
+            if args.write and change is not None:
+                from adapters.files import replace_folder
+                replace_folder(args.write, change.files(), WRITTEN)
+                doc["written"] = {"folder": str(Path(args.write).absolute()),
+                                  "files": sorted(change.files())}
+            step = "applied"
             if args.apply and change is not None:
                 from adapters.slurm_apply import apply_change
                 doc["applied"] = apply_change(change, snap, _commands(args), Path(
                     args.include) if args.include else None).as_dict()
-        except AdvisorError as e:
-            doc["applied"] = {"error": str(e)}
-            raise
+        except AdvisorError as e:   # the recommendation is still shown and recorded
+            doc[step] = {"error": str(e)}
+            failure = e
         finally:
             if store:
                 store.record(doc, args.source, code)
@@ -451,17 +317,48 @@ def cmd_recommend(args, out: Console) -> int:
         _emit_json(doc)
     else:
         out.print(recommendation_view(doc))
+    if failure is not None:
+        raise failure
     return code
 
 
-def _write_change(directory: Path, change) -> None:
-    from adapters.files import atomic_write
-    directory.mkdir(parents=True, exist_ok=True)
-    atomic_write(directory / "advisor.conf", change.fragment)
-    if change.script:
-        atomic_write(directory / "job_submit.lua", change.script)
-    atomic_write(directory / "commands.sh", "#!/bin/sh\nset -e\n"
-                 + "".join(c + "\n" for c in change.commands))
+def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
+    """A file the command will write: refused before any work if it cannot be."""
+    from adapters.files import check_writable
+    check_writable(path)
+    if extra:
+        import importlib.util
+        if importlib.util.find_spec(extra[0]) is None:
+            raise MissingExtra(*extra)
+
+
+def _executor(args):
+    """Where simulations run; an embedded Ray keeps its files under the state folder."""
+    from adapters.store import default_path
+    from advisor.whatif.runner import make_executor
+    executor = make_executor(args.workers, args.executor, args.ray_address,
+                             ray_temp=default_path().parent / "ray",
+                             ray_dashboard=args.ray_dashboard)
+    # Ray's core installs its own SIGTERM handler (a stack dump, then death): ours again,
+    # so that SIGTERM unwinds and shuts Ray down
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    return executor
+
+
+def _compile_notice() -> None:
+    """On a cold cache, say on stderr (a terminal or not: cron mails it) that the
+    simulator is compiled once, compile it here, and say how long that took."""
+    import time
+
+    from advisor.engine.warmup import compile_all, compiled
+    if compiled():
+        return
+    sys.stderr.write("advisor: compiling the simulator once for this machine (1 to 3 "
+                     "minutes; later runs reuse it)...\n")
+    sys.stderr.flush()
+    start = time.monotonic()
+    compile_all()
+    sys.stderr.write(f"advisor: simulator compiled in {time.monotonic() - start:.0f} s\n")
 
 
 @contextmanager
@@ -524,23 +421,53 @@ COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "snapshot": cmd_snapshot,
 USES_PLUGINS = ("replay", "tune", "snapshot", "recommend", "policies")
 
 
+def _on_sigterm(signum, frame):
+    _signals.append(signum)
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from adapters.config import load_defaults
+    from advisor.cli_args import apply_defaults, build_parser
+    parser = build_parser()
+    try:
+        apply_defaults(parser, load_defaults())
+    except AdvisorError as e:
+        return _fail(e)
+    args = parser.parse_args(argv)
     out = Console()
     if not out.is_terminal:  # a pipe or a file: do not squeeze tables into 80 columns
         out = Console(width=140)
+    _signals.clear()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if args.command in USES_PLUGINS:
             from advisor.plugins.registry import registry
             registry()
         return COMMANDS[args.command](args, out)
     except AdvisorError as e:
-        message = " ".join(str(e).split())  # one line, whatever the message holds
-        sys.stderr.write(f"advisor: error: {message}\n")
-        return e.exit_code
+        return _fail(e)
     except KeyboardInterrupt:
+        if signal.SIGTERM in _signals:
+            sys.stderr.write("advisor: terminated\n")
+            return EXIT_TERMINATED
         sys.stderr.write("advisor: interrupted\n")
         return EXIT_INTERRUPTED
+    except SystemExit as e:
+        if e.code != signal.SIGTERM:
+            raise
+        # ray.init's own SIGTERM handler (sys.exit(15)), while Ray was starting
+        _signals.append(signal.SIGTERM)
+        sys.stderr.write("advisor: terminated\n")
+        return EXIT_TERMINATED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _fail(e: AdvisorError) -> int:
+    message = " ".join(str(e).split())  # one line, whatever the message holds
+    sys.stderr.write(f"advisor: error: {message}\n")
+    return e.exit_code
 
 
 if __name__ == "__main__":

@@ -38,6 +38,14 @@ TRACE_PARTITION = "batch"
 HISTORY_COLUMNS = ("user", "submit", "runtime", "limit", "cpus", "nodes", "partition")
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\x1b``, ``\\n``):
+    names and header values from outside (sacct, a trace's header) reach terminals and SWF
+    header lines, where an ESC would drive the terminal and a newline forge a line."""
+    return "".join(c if c.isprintable() or c == " " else
+                   c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 @dataclass(frozen=True)
 class TraceHeader:
     """What an SWF header says about the log. ``lines`` keeps every header line verbatim."""

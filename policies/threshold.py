@@ -34,7 +34,7 @@ class Params:
 class QueueThreshold(PluginBase):
     family = "threshold"
     name = "queue"
-    summary = "jobs waiting longer than T go first, in submit order (seed 002 §6)"
+    summary = "jobs waiting longer than T go first, in submit order (Lelong et al.)"
     Params = Params
     rank = 30
     bounds_wait = True

@@ -61,32 +61,8 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
         parts.append(cluster_view(doc["cluster"]))
     parts.append(Text(f"queue bounded slowdown now {doc['queue_bsld']:.2f}; history "
                       f"{doc['history_jobs']} finished jobs", style="dim"))
-    settings, rows = doc["settings"], doc["candidates"]
-    chosen = doc["chosen"]["spec"] if doc["change"] else None
-    if rows:
-        k = settings["objective"]
-        table = Table(title=f"Candidates over {settings['samples']} sampled futures of "
-                      f"{settings['horizon'] // 3600} h (mean ± sd; waits h:mm:ss; push: "
-                      "the job pushed furthest past the reference's longest wait, its wait "
-                      "over its wait under the reference)",
-                      title_justify="left", box=box.SIMPLE)
-        for col in ("candidate", "fidelity", k, "gain", "wins", "avg wait",
-                    "p95 from now", "max from now", "push", "risk"):
-            table.add_column(col, justify="left" if col in ("candidate", "fidelity")
-                             else "right", no_wrap=True)
-        order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, -r[1]["gain"]))
-        fmt = _hms if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
-                                        else f"{v:.2f}")
-        for i, row in order[:top + 1]:
-            style = "bold green" if i and row["spec"] == chosen else ("bold" if i == 0
-                                                                      else None)
-            table.add_row(row["label"], row["fidelity"],
-                          f"{fmt(row[k])} ± {fmt(row[k + '_sd'])}", f"{row['gain']:+.1%}",
-                          f"{row['wins']:.0%}", _hms(row["avg_wait"]), _hms(row["p95_wait"]),
-                          _hms(row["max_wait"]), _push(row),
-                          "ok" if row["safe"] else "over",
-                          style=style)
-        parts.append(table)
+    if doc["candidates"]:
+        parts.append(ByWidth(lambda width: candidates_table(doc, width, top)))
     if doc.get("left_out"):
         parts.append(Text(doc["left_out"], style="dim"))
     verdict = "change recommended" if doc["change"] else "keep the configuration in effect"
@@ -98,6 +74,75 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
     if "applied" in doc:
         parts.append(applied_view(doc["applied"]))
     return Group(*parts)
+
+
+class ByWidth:
+    """A renderable built for the width it is rendered at (a terminal's, a mail's 80)."""
+
+    def __init__(self, build):
+        self.build = build
+
+    def __rich_console__(self, console, options):
+        yield self.build(options.max_width)
+
+
+#: below this width the candidates table is compact: the decision columns must all show
+WIDE = 124
+
+
+def candidates_table(doc: dict, width: int = WIDE, top: int = 12) -> Table:
+    """The candidates simulated, the configuration in effect first, then by gain: the
+    objective, gain, wins, waits, push and risk of each. Under ``WIDE`` columns the table
+    is compact (waits in hours, fidelity abbreviated, names wrapped), so that every
+    decision column shows at 80 columns."""
+    settings, rows = doc["settings"], doc["candidates"]
+    chosen = doc["chosen"]["spec"] if doc["change"] else None
+    k = settings["objective"]
+    wide = width >= WIDE
+    waits = "waits h:mm:ss" if wide else "waits in hours (h) or minutes (m)"
+    table = Table(title=f"Candidates over {settings['samples']} sampled futures of "
+                  f"{settings['horizon'] // 3600} h (mean ± sd; {waits}; push: the job "
+                  "pushed furthest past the reference's longest wait, its wait over its "
+                  "wait under the reference; risk: within the limits or over)",
+                  title_justify="left", box=box.SIMPLE, pad_edge=wide,
+                  padding=(0, 1) if wide else (0, 1, 0, 0))
+    wait = _hms if wide else _hours
+    for col in ("candidate", "fidelity" if wide else "fid.", k if wide else _short(k), "gain",
+                "wins", "avg wait" if wide else "avg", "p95 from now" if wide else "p95",
+                "max from now" if wide else "max", "push", "risk"):
+        left = col in ("candidate", "fidelity", "fid.")
+        table.add_column(col, justify="left" if left else "right",
+                         no_wrap=col != "candidate" or wide, overflow="fold",
+                         min_width=12 if col == "candidate" else None)
+    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, -r[1]["gain"]))
+    fmt = wait if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
+                                    else f"{v:.2f}" if wide else _number(v))
+    for i, row in order[:top + 1]:
+        style = "bold green" if i and row["spec"] == chosen else ("bold" if i == 0 else None)
+        fidelity = row["fidelity"] if wide else row["fidelity"][:6]
+        mean = f"{fmt(row[k])} ± {fmt(row[k + '_sd'])}" if wide else \
+            f"{fmt(row[k])}±{fmt(row[k + '_sd'])}"
+        table.add_row(row["label"], fidelity, mean, f"{row['gain']:+.1%}",
+                      f"{row['wins']:.0%}", wait(row["avg_wait"]), wait(row["p95_wait"]),
+                      wait(row["max_wait"]), _push(row), "ok" if row["safe"] else "over",
+                      style=style)
+    return table
+
+
+def _hours(seconds: float) -> str:
+    """A wait in a few characters: 45m, 2.9h, 36h."""
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h" if seconds < 36000 else f"{seconds / 3600:.0f}h"
+
+
+def _number(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
+
+
+def _short(objective: str) -> str:
+    return {"avg_bsld": "bsld", "avg_wait": "avg w.", "p95_wait": "p95 w.",
+            "utilization": "util"}.get(objective, objective)
 
 
 def _push(row: dict) -> str:
@@ -112,7 +157,7 @@ def _change_view(change: dict) -> list:
     parts = [Text(f"fidelity: {change['fidelity']}; activation: {change['activation']}")]
     diff = Table(title="slurm.conf (include fragment)", title_justify="left", box=box.SIMPLE)
     for col in ("key", "in effect", "recommended"):
-        diff.add_column(col)
+        diff.add_column(col, overflow="fold")
     for key, d in change["diff"].items():
         diff.add_row(key, d["in_effect"] or "(unset)", d["recommended"] or "(unset)")
     parts.append(diff)

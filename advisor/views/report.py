@@ -64,12 +64,15 @@ def replay_table(workload: Workload, results: list[ReplayResult]) -> Group:
 def tune_table(workload: Workload, result: TuneResult, top: int = 10) -> Group:
     rows = result.rows()
     order = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])
+    shown = order[:top] + ([result.baseline] if result.baseline not in order[:top] else [])
     table = Table(title=f"Tuning over {result.train.shape[2]} resampled weeks per half "
-                        "(relative to EASY-FCFS-FCFS)", title_justify="left", box=box.SIMPLE)
+                        f"(relative to EASY-FCFS-FCFS): the best {min(top, len(rows))} of "
+                        f"{len(rows)} policies on the train weeks"
+                        + (", and the baseline" if len(shown) > top else "")
+                        + " (--json lists all)", title_justify="left", box=box.SIMPLE)
     table.add_column("policy", no_wrap=True)
     for col in ("train AvgWait", "test AvgWait", "train MaxWait", "test MaxWait"):
         table.add_column(col, justify="right")
-    shown = order[:top] + ([result.baseline] if result.baseline not in order[:top] else [])
     for i in shown:
         r = rows[i]
         style = "bold green" if i == result.best else ("dim" if i == result.baseline else "")
@@ -218,8 +221,9 @@ def online_table(workload: Workload, result, weeks: int = 12) -> Group:
     head.add_row("max wait", _hms(t["max_wait_static"]), _hms(t["max_wait_online"]))
     head.add_row("avg bounded slowdown", f"{t['avg_bsld_static']:.2f}",
                  f"{t['avg_bsld_online']:.2f}")
-    caption = Text(f"R (seed 000, mean over {t['jobs']} jobs; > 0: online better) "
-                   f"{t['r']:+.3f}; weeks with R > 0: {t['weeks_better']} of {t['weeks']}; "
+    caption = Text(f"R (Lawson and Smirni's slowdown ratio, mean over {t['jobs']} jobs; "
+                   f"> 0: online better) {t['r']:+.3f}; weeks with R > 0: "
+                   f"{t['weeks_better']} of {t['weeks']}; "
                    f"{t['decisions']} decision points, {t['simulated']} simulated, "
                    f"{t['changes']} changes")
     used = Counter(d.spec for d in result.decisions)

@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable, Iterator, Protocol
 
 from advisor.errors import MissingExtra, SourceUnavailable
+from advisor.whatif import ray_session
 
 EXECUTORS = ("auto", "serial", "process", "ray")
 
@@ -59,34 +60,53 @@ class ProcessExecutor:
 class RayExecutor:
     """Ray tasks, one per item. ``address=None`` starts an embedded local Ray with
     ``workers`` CPUs; otherwise it connects to that cluster ("auto", "ray://host:port"...).
+
     The embedded instance stays on loopback (it would otherwise advertise the machine's
-    outward address) and is shut down by ``close``; a cluster connected to is left
-    running."""
+    outward address), starts no dashboard unless ``dashboard``, and keeps its session files
+    in a folder of its own under ``temp_root``, named by this process's id: ``close`` shuts
+    it down and removes the folder, and a later start removes what a run that was killed
+    left (its folder, and any Ray process still running from it). A cluster connected to is
+    left running."""
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
+    def __init__(self, workers: int | None = None, address: str | None = None,
+                 temp_root: str | os.PathLike | None = None, dashboard: bool = False):
+        # read when ray is imported: no stack dump on SIGTERM (the caller's handler decides
+        # what a signal does), no usage statistics
+        os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             import ray
         except ImportError:
             raise MissingExtra("ray", "ray") from None
         self.ray = ray
         self.started = False
-        if not ray.is_initialized():
+        self.temp_dir = None
+        if ray.is_initialized():
+            self._remote = {}
+            return
+        options = {}
+        if address is None:
+            # Ray advertises the machine's outward address unless told otherwise
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+            self.temp_dir, given = ray_session.session_folder(temp_root)
+            os.environ.update(ray_session.mark(self.temp_dir))
+            options = {"num_cpus": workers or os.cpu_count() or 1, "_temp_dir": str(given)}
+        try:
+            ray.init(address=address, include_dashboard=dashboard, log_to_driver=False,
+                     logging_level="ERROR", **options)
+        except BaseException as e:        # an interrupt too: leave nothing started
             if address is None:
-                # Ray advertises the machine's outward address unless told otherwise
-                os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            try:
-                ray.init(address=address, num_cpus=None if address else
-                         (workers or os.cpu_count() or 1), include_dashboard=False,
-                         log_to_driver=False, logging_level="ERROR")
-            except (ConnectionError, RuntimeError, ValueError) as e:
-                where = address or "a local instance"
-                raise SourceUnavailable(f"Ray: cannot start or reach {where}: "
-                                        f"{str(e).splitlines()[0]} (check --ray-address, or "
-                                        "use --executor process)") from None
-            self.started = True
+                ray.shutdown()
+            self._remove_temp()
+            if not isinstance(e, (ConnectionError, RuntimeError, ValueError)):
+                raise
+            where = address or "a local instance"
+            raise SourceUnavailable(f"Ray: cannot start or reach {where}: "
+                                    f"{str(e).splitlines()[0]} (check --ray-address, or "
+                                    "use --executor process)") from None
+        self.started = True
         self._remote = {}
 
     def map_unordered(self, fn, items):
@@ -100,12 +120,21 @@ class RayExecutor:
 
     def close(self) -> None:
         if self.started:
-            self.ray.shutdown()
             self.started = False
+            self.ray.shutdown()
+        self._remove_temp()
+
+    def _remove_temp(self) -> None:
+        if self.temp_dir is not None:
+            # with the processes shutdown leaves behind (the agents outlive the raylet)
+            ray_session.remove_session(self.temp_dir)
+            os.environ.pop(ray_session.MARK, None)
+            self.temp_dir = None
 
 
-def make_executor(workers: int | None, kind: str = "auto",
-                  ray_address: str | None = None) -> Executor:
+def make_executor(workers: int | None, kind: str = "auto", ray_address: str | None = None,
+                  ray_temp: str | os.PathLike | None = None,
+                  ray_dashboard: bool = False) -> Executor:
     """``auto``: Ray when an address is given or the [ray] extra is installed and there is
     more than one worker, else local processes; ``workers`` = 1 runs serially."""
     cores = workers or os.cpu_count() or 1
@@ -122,5 +151,5 @@ def make_executor(workers: int | None, kind: str = "auto",
     if kind == "process":
         return ProcessExecutor(workers)
     if kind == "ray":
-        return RayExecutor(workers, ray_address)
+        return RayExecutor(workers, ray_address, ray_temp, ray_dashboard)
     raise ValueError(f"unknown executor {kind}")

@@ -20,6 +20,9 @@ from advisor.whatif.scenario import job_columns
 
 FRAGMENT = "advisor.conf"
 SCRIPT = "job_submit.lua"
+COMMANDS = "commands.sh"
+#: the files ``--write DIR`` may hold: one recommended set, and nothing else
+WRITTEN = (FRAGMENT, SCRIPT, COMMANDS)
 MARK = "slurm-policy-advisor"
 #: settings that slurmctld applies only on a restart up to 23.02 (docs/slurm-mapping.md)
 RESTART_UP_TO_2302 = ("PriorityType", "SchedulerType", "SelectType")
@@ -165,6 +168,16 @@ class SlurmChange:
     @property
     def empty(self) -> bool:
         return not self.diff and not self.script and not self.partitions
+
+    def files(self) -> dict[str, tuple[str, int]]:
+        """The set ``--write DIR`` holds, name: (text, mode): the include fragment, the
+        job_submit.lua when one is needed, and the scontrol commands as a script."""
+        files = {FRAGMENT: (self.fragment, 0o644)}
+        if self.script:
+            files[SCRIPT] = (self.script, 0o644)
+        files[COMMANDS] = ("#!/bin/sh\nset -e\n" + "".join(c + "\n" for c in self.commands),
+                           0o755)
+        return files
 
     def as_dict(self) -> dict:
         return {"spec": self.spec, "label": self.label, "fidelity": self.fidelity,

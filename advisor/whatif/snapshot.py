@@ -69,6 +69,11 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     policy's queue order then (highest first): a trace has no Slurm priorities.
     """
     jobs = workload.jobs
+    first, last = int(jobs["submit"].min()), int(jobs["submit"].max())
+    if not first <= time <= last:
+        raise BadInput(f"the moment {time / 86400:.1f}d is outside the trace: its jobs "
+                       f"arrive from {first / 86400:.1f}d to {last / 86400:.1f}d after its "
+                       f"start; give a moment in between (e.g. @{(first + last) // 172800}d)")
     known = jobs["submit"].to_numpy() <= time
     past = workload.with_jobs(jobs[known])
     arrays = job_arrays(past, estimates)

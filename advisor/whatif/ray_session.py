@@ -1,0 +1,86 @@
+"""The files and processes of one embedded Ray, so that none outlive the run.
+
+Each run's Ray keeps its session files in ``<root>/<pid>`` (root: the advisor's state
+folder). Closing removes the folder and kills the processes of that Ray that its own
+shutdown left running (its dashboard and runtime-env agents outlive the raylet for
+minutes). A run killed outright (SIGKILL) cannot do this; the next run does it for it, for
+every folder whose run is gone. Linux (/proc); elsewhere only the folders are removed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+#: Unix socket paths hold at most 107 bytes, and Ray puts its sockets at
+#: <temp>/session_<date>_<time>_<micros>_<pid>/sockets/plasma_store (up to 66 bytes more)
+MAX_RAY_TEMP = 40
+LINK_NOTE = "advisor-link"    # the short path Ray was given, when it was not the folder
+MARK = "SLURM_POLICY_ADVISOR_RAY"   # environment variable: the session folder
+
+
+def session_folder(root: str | os.PathLike | None) -> tuple[Path, Path]:
+    """A fresh folder for this process's embedded Ray, after removing the folders of runs
+    that are gone; and the path to give Ray: the folder, or when its path is too long for
+    Ray's sockets, a short link to it in a private folder of the system's temp folder."""
+    root = (Path(root) if root else Path(tempfile.gettempdir()) / "advisor-ray").absolute()
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for old in root.iterdir():
+        if old.name.isdigit() and not _alive(int(old.name)):
+            remove_session(old)
+    folder = root / str(os.getpid())
+    remove_session(folder)
+    folder.mkdir(mode=0o700)
+    if len(str(folder)) <= MAX_RAY_TEMP:
+        return folder, folder
+    link = Path(tempfile.mkdtemp(prefix="advr-")) / "s"
+    link.symlink_to(folder)
+    (folder / LINK_NOTE).write_text(str(link))
+    return folder, link
+
+
+def mark(folder: Path) -> dict[str, str]:
+    """The environment variable that marks the processes of the Ray using ``folder``:
+    every process Ray starts inherits it (a process title Ray rewrites does not)."""
+    return {MARK: str(folder)}
+
+
+def remove_session(folder: Path) -> None:
+    """Kill the processes of the Ray that used ``folder`` and still run, and remove the
+    folder and its link."""
+    note = folder / LINK_NOTE
+    link = Path(note.read_text()) if note.exists() else None
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if int(proc.name) != os.getpid() and _started_from(proc, folder, link):
+                os.kill(int(proc.name), signal.SIGKILL)
+        except OSError:
+            continue                 # gone meanwhile, or not ours to look at
+    if link is not None:
+        shutil.rmtree(link.parent, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _started_from(proc: Path, folder: Path, link: Path | None) -> bool:
+    """A process of that Ray: it carries the mark, names the folder on its command line, or
+    holds a file in it open (its logs). Ray rewrites its processes' titles, which can
+    overwrite both the command line and the environment, but not the open files."""
+    if f"{MARK}={folder}\0".encode() in (proc / "environ").read_bytes():
+        return True
+    cmdline = (proc / "cmdline").read_bytes()
+    if str(folder).encode() in cmdline or (link and str(link).encode() in cmdline):
+        return True
+    inside = str(folder) + os.sep
+    return any(os.readlink(fd).startswith(inside) for fd in (proc / "fd").iterdir())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
