@@ -103,7 +103,7 @@ def candidates_table(doc: dict, width: int = WIDE, top: int = 12) -> Table:
     table = Table(title=f"Candidates over {settings['samples']} sampled futures of "
                   f"{settings['horizon'] // 3600} h (mean ± sd; {waits}; push: the job "
                   "pushed furthest past the reference's longest wait, its wait over its "
-                  "wait under the reference; risk: within the limits or over)",
+                  "wait under the reference; risk: ok, or the limits broken)",
                   title_justify="left", box=box.SIMPLE, pad_edge=wide,
                   padding=(0, 1) if wide else (0, 1, 0, 0))
     wait = _hms if wide else _hours
@@ -124,9 +124,20 @@ def candidates_table(doc: dict, width: int = WIDE, top: int = 12) -> Table:
             f"{fmt(row[k])}±{fmt(row[k + '_sd'])}"
         table.add_row(row["label"], fidelity, mean, f"{row['gain']:+.1%}",
                       f"{row['wins']:.0%}", wait(row["avg_wait"]), wait(row["p95_wait"]),
-                      wait(row["max_wait"]), _push(row), "ok" if row["safe"] else "over",
-                      style=style)
+                      wait(row["max_wait"]), _push(row), _risk(row), style=style)
     return table
+
+
+#: the limits a candidate can break, as the risk column names them
+LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push"}
+
+
+def _risk(row: dict) -> str:
+    """'ok', or the limits broken ('p95,push'); 'over' for a run stored before they were
+    named."""
+    if row["safe"]:
+        return "ok"
+    return ",".join(LIMITS[n] for n in row["over"]) if "over" in row else "over"
 
 
 def _hours(seconds: float) -> str:

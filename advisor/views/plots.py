@@ -8,26 +8,36 @@ from advisor.errors import MissingExtra
 from advisor.studies.tune import TuneResult
 
 
+#: policies named on the tune plot, best on the train weeks first
+NAMED = 5
+
+
 def tune_png(result: TuneResult, title: str = "") -> bytes:
-    """Seed 002 Fig. 8 style: each policy's mean AvgWait difference to EASY-FCFS-FCFS on the
-    training weeks (left) joined to the same on the testing weeks (right)."""
+    """Lelong et al.'s Fig. 8 style: each policy's mean AvgWait difference to
+    EASY-FCFS-FCFS on the training weeks (left) joined to the same on the testing weeks
+    (right). The best ``NAMED`` on the train weeks are coloured and named in the legend,
+    the others grey."""
     plt = _pyplot()
     rows = result.rows()
-    fig, ax = plt.subplots(figsize=(6, 7), dpi=100)
+    fig, ax = plt.subplots(figsize=(7, 7), dpi=100)
+    top = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])[:NAMED]
+    colours = plt.get_cmap("tab10").colors
     for i, r in enumerate(rows):
-        best = i == result.best
+        named = i in top
+        rank = top.index(i) if named else None
         ax.plot([0, 1], [r["train_avg_wait_delta"], r["test_avg_wait_delta"]],
-                marker="o", lw=2.5 if best else 0.8, color="tab:green" if best else "0.55",
-                zorder=3 if best else 1)
-        if best:
-            ax.annotate(r["label"], (1, r["test_avg_wait_delta"]), xytext=(6, 0),
-                        textcoords="offset points", va="center", color="tab:green")
-    ax.axhline(0, color="k", lw=0.8, ls="--")
+                marker="o", ms=3 if not named else 5, lw=2.2 if named else 0.6,
+                color=colours[rank] if named else "0.7", zorder=3 + NAMED - rank if named
+                else 1, label=f"{rank + 1}. {r['label']}" + (" (best on train)" if rank == 0
+                                                              else "") if named else None)
+    ax.axhline(0, color="k", lw=0.8, ls="--", label="EASY-FCFS-FCFS")
     base = rows[result.baseline]
     ax.set_xticks([0, 1], ["train", "test"])
-    ax.set_xlim(-0.2, 1.6)
+    ax.set_xlim(-0.1, 1.1)
     ax.set_ylabel("mean AvgWait - EASY-FCFS-FCFS's (s)")
-    ax.set_title(title or "AvgWait, train vs test", fontsize=10)
+    ax.set_title((title + ": " if title else "") + f"AvgWait of {len(rows)} policies, train "
+                 f"vs test\nthe {NAMED} best on train coloured, the others grey", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
     ax.text(0.02, 0.02, f"EASY-FCFS-FCFS: train {base['train_avg_wait']:.0f} s, "
             f"test {base['test_avg_wait']:.0f} s; {result.train.shape[2]} weeks per half",
             transform=ax.transAxes, fontsize=8)
@@ -35,49 +45,112 @@ def tune_png(result: TuneResult, title: str = "") -> bytes:
     return _png(fig, plt)
 
 
+#: how each limit a candidate breaks is drawn: (marker, colour, legend text)
+BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
+          "p95_wait": ("s", "tab:orange", "over the p95 wait limit"),
+          "tail_push": ("^", "tab:purple", "pushes a job past risk x its wait")}
+
+
 def report_png(last: dict, docs: list[dict]) -> bytes:
-    """``advisor report --plot``: the latest run's candidates, objective (mean ± sd over the
-    samples) against MaxWait from now, with the risk limit; and the queue's bounded
-    slowdown at each stored run, changes marked."""
     plt = _pyplot()
-    fig, (cand, hist) = plt.subplots(1, 2, figsize=(12, 5), dpi=100)
+    return _png(report_figure(last, docs), plt)
+
+
+def report_figure(last: dict, docs: list[dict]):
+    """``advisor report --plot``: the latest run's candidates, objective (mean ± sd over the
+    samples) against MaxWait from now, with both wait limits and a marker for each limit a
+    candidate breaks; and the queue's bounded slowdown at each stored run of the same
+    source, changes marked."""
+    plt = _pyplot()
+    from matplotlib.lines import Line2D
+    fig, (cand, hist) = plt.subplots(1, 2, figsize=(12, 5.5), dpi=100)
     k = last["settings"]["objective"]
     rows = last["candidates"]
     chosen = last["chosen"]["spec"] if last["change"] else None
-    for i, r in enumerate(rows):
-        colour = "tab:green" if r["spec"] == chosen and i else (
-            "k" if i == 0 else ("0.5" if r["safe"] else "tab:red"))
-        cand.errorbar(r["max_wait"] / 3600, r[k], yerr=r[k + "_sd"], fmt="o", ms=4,
-                      color=colour, elinewidth=0.7, zorder=3 if colour != "0.5" else 2)
-        if i == 0 or colour == "tab:green":
-            cand.annotate(r["label"], (r["max_wait"] / 3600, r[k]), xytext=(5, 4),
-                          textcoords="offset points", fontsize=8, color=colour)
+    risk = last["settings"]["risk"]
     ref = last["settings"].get("reference")
     base = next((r for r in rows if r["spec"] == ref), rows[0]) if rows else None
+    seen = set()
+    for i, r in enumerate(rows):
+        broken = _broken(r, base, risk)
+        marker, colour = ("o", "0.5")
+        if broken:
+            marker, colour, _ = BROKEN[broken[0]]
+        if i == 0:
+            marker, colour = "D", "k"
+        elif r["spec"] == chosen:
+            marker, colour = "*", "tab:green"
+        seen.update(broken)
+        cand.errorbar(r["max_wait"] / 3600, r[k], yerr=r[k + "_sd"], fmt=marker,
+                      ms=9 if marker == "*" else 5, color=colour, elinewidth=0.6,
+                      zorder=3 if colour != "0.5" else 2)
+        if i == 0 or r["spec"] == chosen:
+            cand.annotate(r["label"], (r["max_wait"] / 3600, r[k]), xytext=(5, 4),
+                          textcoords="offset points", fontsize=8, color=colour)
+    handles = [Line2D([], [], marker="D", color="k", ls="", label="in effect"),
+               Line2D([], [], marker="*", color="tab:green", ls="", ms=9,
+                      label="recommended"),
+               Line2D([], [], marker="o", color="0.5", ls="", label="within the limits")]
+    handles += [Line2D([], [], marker=m, color=c, ls="", label=t)
+                for name, (m, c, t) in BROKEN.items() if name in seen]
     if base is not None:
-        cand.axvline(last["settings"]["risk"] * base["max_wait"] / 3600, color="tab:red",
-                     lw=0.8, ls="--", label=f"MaxWait risk limit (x{last['settings']['risk']:g})")
-        cand.legend(fontsize=8, loc="best")
+        cand.axvline(risk * base["max_wait"] / 3600, color="tab:red", lw=0.8, ls="--")
+        handles.append(Line2D([], [], color="tab:red", lw=0.8, ls="--",
+                              label=f"MaxWait limit ({risk:g} x reference)"))
+        p95 = risk * base["p95_wait"] / 3600
+        handles.append(Line2D([], [], color="tab:orange", lw=0.8, ls=":",
+                              label=f"p95 wait limit: {p95:.1f} h ({risk:g} x reference; "
+                              "not on this axis)"))
+    cand.legend(handles=handles, fontsize=7, loc="best")
     cand.set_xlabel("MaxWait from now, mean over samples (h)")
     cand.set_ylabel(f"{k} (mean ± sd)")
-    cand.set_title(f"Candidates at {last.get('cluster', {}).get('when', last['snapshot_time'])}"
-                   "\nblack: in effect, green: recommended, red: over a risk limit",
+    cand.set_title(f"Candidates at {last.get('cluster', {}).get('when', last['snapshot_time'])}",
                    fontsize=9)
-    when = [datetime.fromtimestamp(d["at"], timezone.utc) for d in docs]
-    bsld = [d.get("queue_bsld", float("nan")) for d in docs]
+    source = _series(last)
+    same = sorted((d for d in docs if _series(d) == source), key=_moment) or [last]
+    when = [_moment(d) for d in same]
+    bsld = [d.get("queue_bsld", float("nan")) for d in same]
     hist.plot(when, bsld, "-o", ms=3, color="0.4", lw=0.8)
-    changes = [(w, b) for w, b, d in zip(when, bsld, docs) if d.get("change")]
+    changes = [(w, b) for w, b, d in zip(when, bsld, same) if d.get("change")]
     if changes:
         hist.scatter(*zip(*changes), color="tab:green", zorder=3, label="change recommended")
         hist.legend(fontsize=8)
     hist.set_ylabel("queue bounded slowdown at the run")
-    hist.set_title(f"The last {len(docs)} runs (UTC)", fontsize=9)
+    hist.set_xlabel("the cluster's time at the run (UTC)")
+    runs = f"{len(same)} runs" if len(same) > 1 else "run"
+    hist.set_title(f"The last {runs} on {source}", fontsize=9)
     import matplotlib.dates as mdates
     locator = mdates.AutoDateLocator()
     hist.xaxis.set_major_locator(locator)
     hist.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     fig.tight_layout()
-    return _png(fig, plt)
+    return fig
+
+
+def _series(doc: dict) -> str:
+    """The runs drawn together: the same cluster, or the same trace at any moment."""
+    return str(doc.get("source", "")).split("@")[0]
+
+
+def _moment(doc: dict) -> datetime:
+    """The cluster's time at the run (a trace's moment when its start is known), else when
+    the run was made."""
+    try:
+        return datetime.strptime(doc["cluster"]["when"], "%Y-%m-%d %H:%M:%S UTC").replace(
+            tzinfo=timezone.utc)
+    except (KeyError, TypeError, ValueError):
+        return datetime.fromtimestamp(doc["at"], timezone.utc)
+
+
+def _broken(row: dict, base: dict | None, risk: float) -> list[str]:
+    """The limits a candidate breaks: as the run named them, or for a run stored before
+    they were named, 'max_wait' when that is the one (else the unnamed 'p95_wait')."""
+    if row["safe"]:
+        return []
+    if "over" in row:
+        return list(row["over"])
+    over_max = base is not None and row["max_wait"] > risk * base["max_wait"]
+    return ["max_wait"] if over_max else ["p95_wait"]
 
 
 def _pyplot():

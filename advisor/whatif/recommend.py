@@ -212,13 +212,16 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     limit_max = settings.risk * max_wait[ref] + RISK_SLACK
     limit_p95 = settings.risk * p95[ref] + RISK_SLACK
     push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
-    safe = (max_wait <= limit_max) & (p95 <= limit_p95) & (push <= settings.risk)
+    breaks = {"max_wait": max_wait > limit_max, "p95_wait": p95 > limit_p95,
+              "tail_push": ~(push <= settings.risk)}
+    safe = ~np.logical_or.reduce(list(breaks.values()))
     ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
     ok[0] = False
     table = []
     for i, c in enumerate(candidates):
         row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
                "gain": float(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
+               "over": [name for name, over in breaks.items() if over[i]],
                "eligible": bool(ok[i])}
         for m, name in enumerate(METRICS):
             # JSON has no infinity: a job that never starts (tail_push) is null

@@ -148,3 +148,30 @@ def _which(name: str) -> str:
     path = shutil.which(name)
     assert path, name
     return path
+
+
+def test_an_os_error_while_writing_rolls_back(included, tmp_path, capsys, monkeypatch):
+    """A raw OSError (not the advisor's own error) while --apply writes job_submit.lua,
+    after the fragment was written: the fragment is put back and slurmctld keeps its
+    configuration (issue 18, item 11)."""
+    import errno
+
+    import adapters.slurm_apply as slurm_apply
+    slurm, fragment, lua = included
+    _queue(slurm)
+    real = slurm_apply.atomic_write
+
+    def disk_full(path, data, *args, **kw):
+        if Path(path).name == "job_submit.lua":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, data, *args, **kw)
+
+    monkeypatch.setattr(slurm_apply, "atomic_write", disk_full)
+    before = fragment.read_text()
+    code, _, err = _recommend(tmp_path, capsys, "--apply")
+    assert code == 6, err
+    assert "rolled back" in err and "No space left on device" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert fragment.read_text() == before and not lua.exists()
+    shown = parse_config(SlurmCommands().run("scontrol", "show", "config"))
+    assert shown.priority_weight_age == 1000 and "lua" not in shown.job_submit_plugins
