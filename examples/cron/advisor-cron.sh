@@ -2,7 +2,8 @@
 # Run the advisor from cron: recommend, keep the evidence, tell the admins on a change.
 # Exit codes (advisor recommend): 0 keep, 10 change recommended, 2 bad input,
 # 3 source unavailable (slurmctld/slurmdbd down), 4 missing extra, 5 previous run still busy,
-# 6 --apply failed and was rolled back, 7 the rollback failed too (restore by hand).
+# 6 --apply failed and was rolled back, 7 the rollback failed too (restore by hand),
+# 130/143 interrupted/terminated. Defaults: /etc/slurm-policy-advisor/advisor.toml.
 # To enact changes as well, set APPLY=--apply (slurm.conf must end with
 # "Include /etc/slurm/advisor.conf"; see docs/recommend.md).
 set -u
