@@ -114,6 +114,7 @@ def cmd_replay(args, out: Console) -> int:
             if path:
                 _check_output(_per_policy_path(path, p.label, several))
     workload = _load(args)
+    _compile_notice()
     results = replay(workload, policies, replace(estimates, seed=args.seed),
                      EngineConfig(batch=not args.pass_per_event))
     for r in results:
@@ -198,6 +199,7 @@ def _snapshot(args):
     if isinstance(source, LiveCluster):
         return source.snapshot, source
     moment = parse_moment(source.moment, source.workload.header)
+    _compile_notice()
     return trace_snapshot(source.workload, policy, moment), source
 
 
@@ -376,6 +378,8 @@ def _progress(what: str):
 def cmd_report(args, out: Console) -> int:
     from advisor.views.advice import report_view
     from adapters.store import Store
+    if args.plot:
+        _check_output(args.plot, extra=("matplotlib", "plot"))
     store = Store(args.store)
     runs, last = store.runs(args.last), store.last_doc()
     docs = store.docs() if args.plot else []

@@ -25,7 +25,8 @@ def session_folder(root: str | os.PathLike | None) -> tuple[Path, Path]:
     """A fresh folder for this process's embedded Ray, after removing the folders of runs
     that are gone; and the path to give Ray: the folder, or when its path is too long for
     Ray's sockets, a short link to it in a private folder of the system's temp folder."""
-    root = (Path(root) if root else Path(tempfile.gettempdir()) / "advisor-ray").absolute()
+    root = (Path(root) if root else
+            Path(tempfile.gettempdir()) / f"advisor-ray-{os.getuid()}").absolute()
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     for old in root.iterdir():
         if old.name.isdigit() and not _alive(int(old.name)):
