@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.model import Snapshot
-from advisor.views.report import _hms, _limit, _when
+from advisor.views.report import _hms, _limit, _when, narrow_table
 
 
 def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
@@ -45,7 +45,7 @@ def cluster_view(c: dict) -> Group:
                          f"{c['busy_cpus']} busy ({c['busy_cpus'] / max(c['cpus'], 1):.0%}); "
                          f"{c['running']} running, {c['pending']} pending, the oldest waiting "
                          f"{_hms(c['oldest_wait'])}")
-    parts = Table(box=box.SIMPLE)
+    parts = narrow_table()
     for col in ("partition", "nodes", "running (CPUs)", "pending (CPUs)"):
         parts.add_column(col, justify="left" if col == "partition" else "right")
     for p in c["partitions"]:
@@ -166,7 +166,7 @@ def _push(row: dict) -> str:
 
 def _change_view(change: dict) -> list:
     parts = [Text(f"fidelity: {change['fidelity']}; activation: {change['activation']}")]
-    diff = Table(title="slurm.conf (include fragment)", title_justify="left", box=box.SIMPLE)
+    diff = narrow_table("slurm.conf (include fragment)")
     for col in ("key", "in effect", "recommended"):
         diff.add_column(col, overflow="fold")
     for key, d in change["diff"].items():
@@ -204,13 +204,13 @@ def applied_view(applied: dict) -> Text:
 
 
 def history_view(runs: list[dict]) -> Table:
-    table = Table(title="Past recommendations (newest first)", title_justify="left",
-                  box=box.SIMPLE)
+    table = narrow_table("Past recommendations (newest first; when: UTC)")
     for col in ("run", "when", "source", "queue bsld", "decision", "gain", "applied", "exit"):
         table.add_column(col, justify="right" if col in ("run", "queue bsld", "gain", "exit")
-                         else "left")
+                         else "left", overflow="fold",
+                         no_wrap=col in ("run", "gain", "exit"))
     for r in runs:
-        when = datetime.fromtimestamp(r["at"], timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        when = datetime.fromtimestamp(r["at"], timezone.utc).strftime("%Y-%m-%d %H:%M")
         applied = r.get("applied")
         table.add_row(str(r["id"]), when, r["source"],
                       "-" if r.get("queue_bsld") is None else f"{r['queue_bsld']:.2f}",

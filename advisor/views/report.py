@@ -25,6 +25,13 @@ def _hms(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}"
 
 
+def narrow_table(title: str | None = None, **options) -> Table:
+    """The house table: one space between columns and none at the edges, so that tables
+    read at 80 columns (a terminal, a cron mail)."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False,
+                 padding=(0, 1, 0, 0), **options)
+
+
 def workload_dict(workload: Workload) -> dict:
     cleaning = workload.cleaning
     return {
@@ -50,7 +57,7 @@ def replay_dict(workload: Workload, results: list[ReplayResult], estimates: str)
 
 
 def replay_table(workload: Workload, results: list[ReplayResult]) -> Group:
-    table = Table(title="Replay (waits in h:mm:ss)", title_justify="left", box=box.SIMPLE)
+    table = narrow_table("Replay (waits in h:mm:ss)")
     table.add_column("policy", no_wrap=True)
     for col in ("jobs", "avg wait", "p90 wait", "max wait", "avg bsld", "util"):
         table.add_column(col, justify="right", no_wrap=True)
@@ -65,11 +72,11 @@ def tune_table(workload: Workload, result: TuneResult, top: int = 10) -> Group:
     rows = result.rows()
     order = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])
     shown = order[:top] + ([result.baseline] if result.baseline not in order[:top] else [])
-    table = Table(title=f"Tuning over {result.train.shape[2]} resampled weeks per half "
-                        f"(relative to EASY-FCFS-FCFS): the best {min(top, len(rows))} of "
-                        f"{len(rows)} policies on the train weeks"
-                        + (", and the baseline" if len(shown) > top else "")
-                        + " (--json lists all)", title_justify="left", box=box.SIMPLE)
+    table = narrow_table(f"Tuning over {result.train.shape[2]} resampled weeks per half "
+                         f"(relative to EASY-FCFS-FCFS): the best {min(top, len(rows))} of "
+                         f"{len(rows)} policies on the train weeks"
+                         + (", and the baseline" if len(shown) > top else "")
+                         + " (--json lists all)")
     table.add_column("policy", no_wrap=True)
     for col in ("train AvgWait", "test AvgWait", "train MaxWait", "test MaxWait"):
         table.add_column(col, justify="right")
@@ -111,7 +118,7 @@ def policies_table() -> Group:
         default = family["default"]
         title = (f"{family['family']} (default {default})" if default else
                  f"{family['family']} (optional)")
-        table = Table(title=title, title_justify="left", box=box.SIMPLE, show_lines=False)
+        table = narrow_table(title)
         table.add_column("plugin", no_wrap=True)
         table.add_column("what it does, parameters")
         table.add_column("grid", no_wrap=False)
@@ -155,7 +162,7 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
                          f" at {_when(snapshot, snapshot.time)}: {len(m.nodes)} nodes, "
                          f"{m.cpus} CPUs, {busy} busy ({busy / max(m.cpus, 1):.0%}); "
                          f"{len(snapshot.running)} running, {len(snapshot.pending)} pending")
-    states = Table(title="Nodes by state", title_justify="left", box=box.SIMPLE)
+    states = narrow_table("Nodes by state")
     for col in ("state", "nodes", "CPUs", "allocated"):
         states.add_column(col, justify="left" if col == "state" else "right")
     counts: dict[str, list[int]] = {}
@@ -165,7 +172,7 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
     for state, (k, cpus, alloc) in sorted(counts.items()):
         states.add_row(state, str(k), str(cpus), str(alloc))
 
-    parts = Table(title="Partitions and their queues", title_justify="left", box=box.SIMPLE)
+    parts = narrow_table("Partitions and their queues")
     for col in ("partition", "nodes", "MaxTime", "tier", "factor", "running (CPUs)",
                 "pending (CPUs)"):
         parts.add_column(col, justify="left" if col == "partition" else "right")
@@ -177,8 +184,7 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
                       f"{len(run)} ({sum(j.cpus for j in run)})",
                       f"{len(wait)} ({sum(j.cpus for j in wait)})")
 
-    queue = Table(title=f"Top of the queue (first {top} by priority)", title_justify="left",
-                  box=box.SIMPLE)
+    queue = narrow_table(f"Top of the queue (first {top} by priority)")
     for col in ("job", "user", "partition", "CPUs", "limit", "waited", "priority", "factors",
                 "reason"):
         queue.add_column(col, justify="right" if col in ("CPUs", "priority") else "left")
@@ -214,7 +220,7 @@ def online_table(workload: Workload, result, weeks: int = 12) -> Group:
     t = result.total
     title = Text(f"Online replay: the advisor every {result.every / 86400:g} d against "
                  f"{result.baseline} kept throughout (engine: slurm mode)", style="bold")
-    head = Table(box=box.SIMPLE)
+    head = narrow_table()
     for col in ("", "static", "online"):
         head.add_column(col, justify="right" if col else "left")
     head.add_row("avg wait", _hms(t["avg_wait_static"]), _hms(t["avg_wait_online"]))
@@ -229,7 +235,7 @@ def online_table(workload: Workload, result, weeks: int = 12) -> Group:
     used = Counter(d.spec for d in result.decisions)
     policies = Text("in effect after a decision point: " + ", ".join(
         f"{spec} {n}" for spec, n in used.most_common(8)), style="dim")
-    week = Table(title=f"Per week (first {weeks})", title_justify="left", box=box.SIMPLE)
+    week = narrow_table(f"Per week (first {weeks})")
     for col in ("week", "jobs", "R", "avg wait static", "avg wait online", "max wait static",
                 "max wait online"):
         week.add_column(col, justify="right")

@@ -162,6 +162,35 @@ def test_candidates_table_keeps_its_decision_columns_at_80_columns(home, capsys)
             ("ok", "max", "p95", "push")), line
 
 
+def test_the_other_views_read_at_80_columns(home, capsys):
+    """The snapshot, a replay, the policies and the past runs: nothing cut, nothing wider."""
+    from advisor.plugins.spec import parse_policy
+    from advisor.studies.replay import replay
+    from advisor.views.advice import history_view
+    from advisor.views.report import policies_table, replay_table, snapshot_view
+    from advisor.whatif.snapshot import trace_snapshot
+    from adapters.swf import resolve_trace
+    from advisor.engine import EngineConfig, Estimates
+    workload = read_swf(resolve_trace("KTH-SP2"))
+    policies = [parse_policy(s) for s in ("easy:FCFS:FCFS", "easy:SPF:SPF:T=20h")]
+    store = home / "runs.sqlite"
+    main(["recommend", "--from", KTH, "--samples", "2", "--executor", "serial", "--store",
+          str(store), "--json"])
+    capsys.readouterr()
+    kept = Store(store)
+    runs = kept.runs(5)
+    kept.close()
+    views = [snapshot_view(trace_snapshot(workload, policies[0], 150 * 86400)),
+             replay_table(workload, replay(workload, policies, Estimates(), EngineConfig())),
+             policies_table(), history_view(runs)]
+    for view in views:
+        console = Console(width=80, record=True, color_system=None)
+        console.print(view)
+        text = console.export_text()
+        assert "…" not in text, text
+        assert max(len(line) for line in text.splitlines()) <= 80
+
+
 # 10: names and header values cannot forge SWF lines or drive the terminal
 NAMES = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
                 min_size=1, max_size=12)
