@@ -3,8 +3,8 @@
 Exit codes:
   0  success
   1  internal error (a bug: please report it with the command line)
-  2  bad input: a malformed trace, an unknown policy or option value, a Slurm document
-     in an unknown schema or malformed
+  2  bad input: a malformed or empty trace, an unknown policy or option value, a bad
+     configuration file, a Slurm document in an unknown schema or malformed
   3  a source is unavailable: a file that cannot be read or written, a Slurm command
      that fails, times out or is missing (slurmctld or slurmdbd down)
   4  an optional extra is missing (the message names the pip command)
