@@ -70,9 +70,12 @@ def _started_from(proc: Path, folder: Path, link: Path | None) -> bool:
     overwrite both the command line and the environment, but not the open files."""
     if f"{MARK}={folder}\0".encode() in (proc / "environ").read_bytes():
         return True
-    cmdline = (proc / "cmdline").read_bytes()
-    if str(folder).encode() in cmdline or (link and str(link).encode() in cmdline):
-        return True
+    # a whole path, not a prefix: the folder of pid 12 is not that of pid 123
+    args = (proc / "cmdline").read_bytes().replace(b"=", b"\0").split(b"\0")
+    for path in (folder, link) if link else (folder,):
+        name = str(path).encode()
+        if any(a == name or a.startswith(name + b"/") for a in args):
+            return True
     inside = str(folder) + os.sep
     return any(os.readlink(fd).startswith(inside) for fd in (proc / "fd").iterdir())
 

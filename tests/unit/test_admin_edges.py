@@ -323,3 +323,26 @@ def test_systemd_units_parse(tmp_path):
     done = subprocess.run(["systemd-analyze", "verify", *map(str, sorted(tmp_path.iterdir()))],
                           capture_output=True, text=True)
     assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+
+
+def test_session_cleanup_kills_its_own_processes_and_no_other_runs(tmp_path):
+    """A Ray process is found by the folder it names (or holds open), as a whole path: the
+    cleanup of pid 12's folder leaves pid 123's processes running."""
+    import time
+
+    from advisor.whatif import ray_session
+    (tmp_path / "123").mkdir()
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    other = subprocess.Popen([*sleep, f"--temp-dir={tmp_path}/123/session_x"])
+    mine = subprocess.Popen([*sleep, str(tmp_path / "12")])
+    try:
+        time.sleep(0.3)
+        ray_session.remove_session(tmp_path / "12")
+        assert mine.wait(timeout=10) == -9
+        time.sleep(0.3)
+        assert other.poll() is None
+        ray_session.remove_session(tmp_path / "123")
+        assert other.wait(timeout=10) == -9 and not (tmp_path / "123").exists()
+    finally:
+        for proc in (mine, other):
+            proc.kill()
