@@ -1,0 +1,64 @@
+"""The reference multiple-queue backfilling (tests/multiqueue_reference.py) keeps the
+promises of its reading: every job starts, the machine is never over-allocated, no pivot
+starts later than the reservation it had when it became a pivot (estimates hold), and one
+partition is EASY-FCFS as the textbook engine runs it."""
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from tests.helpers import peak_usage, starts
+from tests.multiqueue_reference import simulate
+
+
+@st.composite
+def workloads(draw):
+    machine = draw(st.integers(2, 16))
+    parts = draw(st.integers(1, 4))
+    n = draw(st.integers(1, 18))
+    jobs = []
+    t = 0
+    for _ in range(n):
+        t += draw(st.integers(0, 30))
+        runtime = draw(st.integers(1, 60))
+        estimate = runtime + draw(st.integers(0, 40))
+        jobs.append((t, draw(st.integers(1, machine)), runtime, estimate,
+                     draw(st.integers(0, parts - 1))))
+    return machine, parts, jobs
+
+
+@settings(max_examples=300, deadline=None)
+@given(workloads())
+def test_every_job_starts_within_the_machine_and_no_pivot_is_delayed(case):
+    machine, parts, jobs = case
+    submit, procs, runtime, estimate, klass = (list(x) for x in zip(*jobs))
+    promised: dict = {}
+    start = simulate(submit, runtime, estimate, procs, machine, klass, parts, promised)
+    assert all(s >= t for s, t in zip(start, submit))
+    assert peak_usage(start, runtime, procs) <= machine
+    for j, t in promised.items():
+        assert start[j] <= t, (j, start[j], t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(workloads())
+def test_one_partition_is_easy_fcfs(case):
+    machine, _, jobs = case
+    submit, procs, runtime, estimate, _ = (list(x) for x in zip(*jobs))
+    start = simulate(submit, runtime, estimate, procs, machine, [0] * len(jobs), 1)
+    assert start == starts([(s, p, r, e) for s, p, r, e, _ in jobs], machine,
+                           "easy:FCFS:FCFS")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 10_000), min_size=1, max_size=200), st.integers(1, 4))
+def test_boundaries_balance_the_job_counts(estimates, parts):
+    """Distinct estimates: every class within one job of n/P; boundaries never decrease."""
+    from tests.multiqueue_reference import boundaries, classify
+    cuts = boundaries(estimates, parts)
+    assert cuts == sorted(cuts) and len(cuts) == parts - 1
+    counts = [0] * parts
+    for e in estimates:
+        counts[classify(e, cuts)] += 1
+    if len(set(estimates)) == len(estimates):
+        assert max(counts) - min(counts) <= 1, (counts, cuts)
+    assert sum(counts) == len(estimates)
