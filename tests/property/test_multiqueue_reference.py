@@ -62,3 +62,19 @@ def test_boundaries_balance_the_job_counts(estimates, parts):
     if len(set(estimates)) == len(estimates):
         assert max(counts) - min(counts) <= 1, (counts, cuts)
     assert sum(counts) == len(estimates)
+
+
+@settings(max_examples=400, deadline=None)
+@given(workloads())
+def test_the_compiled_engine_is_the_reference(case):
+    import numpy as np
+
+    from advisor.engine.multiqueue import simulate_multiqueue
+    machine, parts, jobs = case
+    submit, procs, runtime, estimate, klass = (list(x) for x in zip(*jobs))
+    promised: dict = {}
+    want = simulate(submit, runtime, estimate, procs, machine, klass, parts, promised)
+    arrays = [np.array(x, np.int64) for x in (submit, runtime, estimate, procs)]
+    start, first = simulate_multiqueue(*arrays, machine, np.array(klass, np.int64), parts)
+    assert start.tolist() == want
+    assert {j: t for j, t in enumerate(first.tolist()) if t >= 0} == promised
