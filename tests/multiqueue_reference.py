@@ -44,11 +44,24 @@ def split(machine: int, parts: int) -> list[int]:
     return [base + (p < more) for p in range(parts)]
 
 
+WEEK = 7 * 86400
+
+
 def simulate(submit, runtime, estimate, procs, machine: int, klass, parts: int,
-             promised: dict | None = None):
+             promised: dict | None = None, week: int = WEEK, local: bool = False):
     """Start time of each job (jobs sorted by submit time). ``promised`` (a dict, if given)
-    receives each job's t_P when it first became a pivot."""
+    receives each job's t_P when it first became a pivot. ``klass`` gives each job's class,
+    or is None: then a job's class comes from its estimate at arrival, against the cuts
+    that the estimates of the jobs *completed* in the previous week (weeks from time 0)
+    give (Fig. 3); a week with no completions before it keeps the cuts it had, and the
+    first week has none (one class). ``local``: the other reading of Fig. 2's (a) and (b)
+    (see ``_pass``)."""
     n = len(submit)
+    weekly = klass is None
+    klass = [0] * n if weekly else list(klass)
+    cuts: list[int] = []
+    completed: list[tuple[int, int]] = []     # (completion time, estimate)
+    this_week = 0
     became: dict[int, int] = {}            # job: its rank among pivots, in order of becoming
     promised = {} if promised is None else promised
     size = split(machine, parts)
@@ -62,12 +75,20 @@ def simulate(submit, runtime, estimate, procs, machine: int, klass, parts: int,
         if not times:
             raise AssertionError(f"jobs {queue} can never start")
         now = min(times)
+        completed += [(r.end, estimate[r.job]) for r in running if r.end <= now]
         running = [r for r in running if r.end > now]
         while a < n and submit[arrivals[a]] == now:
-            queue.append(arrivals[a])
+            j = arrivals[a]
+            if weekly:
+                if now // week > this_week:
+                    this_week = now // week
+                    last = [e for t, e in completed if t // week == this_week - 1]
+                    cuts = boundaries(last, parts) if last else cuts
+                klass[j] = classify(estimate[j], cuts)
+            queue.append(j)
             a += 1
         _pass(now, queue, running, size, start, runtime, estimate, procs, klass, parts,
-              machine, became, promised)
+              machine, became, promised, local)
     return start
 
 
@@ -117,7 +138,12 @@ def _pivots(now, queue, running, size, procs, estimate, klass, machine, became, 
 
 
 def _pass(now, queue, running, size, start, runtime, estimate, procs, klass, parts,
-          machine, became, promised):
+          machine, became, promised, local):
+    """One walk. (a) and (b) use the job's own partition's idle processors and protect its
+    own pivot; (c) borrows and protects every pivot. Read strictly (the default), no start
+    may move any pivot's reservation, so (a) and (b) add nothing to (c) and the partitions'
+    sizes never matter; read ``local``ly, (a) and (b) look at their own partition only, and
+    may use idle processors another partition's pivot counts on."""
     for j in list(queue):
         pivots, reservations = _pivots(now, queue, running, size, procs, estimate, klass,
                                        machine, became, promised)
@@ -126,10 +152,10 @@ def _pass(now, queue, running, size, start, runtime, estimate, procs, klass, par
         idle = [size[q] - sum(r.procs for r in running if r.part == q) for q in range(parts)]
         if j == pivot:
             ok = t_p == now
-        else:   # (a), (b) or (c) of Fig. 2, and no pivot's reservation moves
-            ok = ((need <= idle[p] and now + hold <= t_p) or need <= min(idle[p], x_p)
-                  or need <= sum(idle)) and _fits(now, hold, need, running, reservations,
-                                                  machine)
+        else:
+            own = need <= idle[p] and (now + hold <= t_p or need <= x_p)      # (a), (b)
+            ok = (local and own) or (need <= sum(idle) and _fits(             # (c)
+                now, hold, need, running, reservations, machine))
         if not ok:
             continue
         short = need - idle[p]

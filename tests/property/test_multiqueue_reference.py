@@ -72,9 +72,44 @@ def test_the_compiled_engine_is_the_reference(case):
     from advisor.engine.multiqueue import simulate_multiqueue
     machine, parts, jobs = case
     submit, procs, runtime, estimate, klass = (list(x) for x in zip(*jobs))
-    promised: dict = {}
-    want = simulate(submit, runtime, estimate, procs, machine, klass, parts, promised)
     arrays = [np.array(x, np.int64) for x in (submit, runtime, estimate, procs)]
-    start, first = simulate_multiqueue(*arrays, machine, np.array(klass, np.int64), parts)
-    assert start.tolist() == want
-    assert {j: t for j, t in enumerate(first.tolist()) if t >= 0} == promised
+    for local in (False, True):
+        promised: dict = {}
+        want = simulate(submit, runtime, estimate, procs, machine, klass, parts, promised,
+                        local=local)
+        start, first = simulate_multiqueue(*arrays, machine, np.array(klass, np.int64),
+                                           parts, False, 1, local)
+        assert start.tolist() == want, local
+        assert {j: t for j, t in enumerate(first.tolist()) if t >= 0} == promised, local
+    # classes from the previous "week" (here 40 s) of completions, in both readings
+    for local in (False, True):
+        promised = {}
+        want = simulate(submit, runtime, estimate, procs, machine, None, parts, promised, 40,
+                        local)
+        start, first = simulate_multiqueue(*arrays, machine, np.zeros(len(jobs), np.int64),
+                                           parts, True, 40, local)
+        assert start.tolist() == want, local
+        assert {j: t for j, t in enumerate(first.tolist()) if t >= 0} == promised, local
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 10_000), min_size=1, max_size=200), st.integers(1, 4))
+def test_compiled_cuts_are_the_reference(estimates, parts):
+    import numpy as np
+
+    from advisor.engine.multiqueue import classify as classify_c, weekly_cuts
+    from tests.multiqueue_reference import boundaries, classify
+    cuts = weekly_cuts(np.array(estimates, np.int64), parts)
+    assert cuts[:parts - 1].tolist() == boundaries(estimates, parts)
+    for e in estimates[:20]:
+        assert classify_c(e, cuts, parts - 1) == classify(e, boundaries(estimates, parts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(workloads())
+def test_the_local_reading_starts_every_job_within_the_machine(case):
+    machine, parts, jobs = case
+    submit, procs, runtime, estimate, klass = (list(x) for x in zip(*jobs))
+    start = simulate(submit, runtime, estimate, procs, machine, klass, parts, local=True)
+    assert all(s >= t for s, t in zip(start, submit))
+    assert peak_usage(start, runtime, procs) <= machine
