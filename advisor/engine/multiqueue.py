@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from advisor.engine import JobArrays
-from advisor.engine.core import DONE, NEVER, QUEUED, held, start_job
+from advisor.engine.core import DONE, NEVER, QUEUED, RUNNING, held, start_job
 from advisor.engine.structures import (heap_pop, keep_queued, profile_add, profile_anchor,
                                        running_remove)
 
@@ -133,46 +133,126 @@ def classify(estimate, cuts, ncuts):
 WEEK = 7 * 86400
 
 
-@njit(cache=True)
-def simulate_multiqueue(submit, runtime, estimate, procs, machine, klass, parts, weekly,
-                        week, local):
-    """Start times, and each job's reservation when it became a pivot (-1: never one).
+#: the scalars of a run's state, in ``MultiQueue.scalars``
+NQ, NRL, HN, AI, RANKS, FREE, ND, FOW, WEEKNO, NCUTS, PARTS, NOW, TESTED = range(13)
+MAX_PARTS = 8
+#: what ``advance`` stopped at
+FINISHED, AT_STOP, TRIGGERED = 0, 1, 2
 
-    ``weekly``: ``klass`` is written, not read: a job's class comes from its estimate at
-    arrival, against the cuts that the estimates of the jobs completed in the previous week
-    (weeks of ``week`` seconds from time 0) give; a week with no completions before it keeps
-    the cuts it had, and the first week has none (one class). ``local``: see the module."""
+
+class MultiQueue:
+    """The whole state of one multiple-queue run, so that it can be stopped, copied (a
+    what-if from the exact state) and resumed. ``parts`` may change between steps
+    (``repartition``)."""
+
+    def __init__(self, arrays: JobArrays, parts: int, classes: np.ndarray | None = None,
+                 week: int = 7 * 86400, local: bool = True):
+        if not 1 <= parts <= MAX_PARTS:
+            raise ValueError(f"1 to {MAX_PARTS} classes")
+        n = len(arrays)
+        self.arrays, self.week, self.local = arrays, int(week), bool(local)
+        self.weekly = classes is None
+        self.klass = np.zeros(n, np.int64) if classes is None else \
+            np.array(classes, np.int64)
+        self.start = np.full(n, -1, np.int64)
+        self.promised = np.full(n, -1, np.int64)
+        self.rank = np.full(n, -1, np.int64)
+        self.anchor = np.full(n, NEVER, np.int64)
+        self.exp_end = np.zeros(n, np.int64)
+        self.state = np.zeros(n, np.int8)
+        self.jobs = np.empty((6, n), np.int64)     # q, rl, ht, hj, done_t, done_e
+        self.parts = np.zeros((5, MAX_PARTS), np.int64)   # size, busy, extra, pivot, cuts
+        self.profile = np.empty((2, n + 2 * MAX_PARTS + 8), np.int64)
+        self.scalars = np.zeros(13, np.int64)
+        self.scalars[FREE] = arrays.machine
+        self.scalars[TESTED] = -1
+        self.scalars[PARTS] = parts
+        size = self.parts[0]
+        size[:parts] = arrays.machine // parts
+        size[:arrays.machine % parts] += 1
+
+    @property
+    def now(self) -> int:
+        return int(self.scalars[NOW])
+
+    def copy(self) -> "MultiQueue":
+        other = object.__new__(MultiQueue)
+        other.__dict__ = {k: v.copy() if isinstance(v, np.ndarray) else v
+                          for k, v in self.__dict__.items()}
+        return other
+
+    @property
+    def parts_now(self) -> int:
+        return int(self.scalars[PARTS])
+
+    def repartition(self, parts: int) -> None:
+        """Switch to ``parts`` classes from the exact current state (Appendix A): the new
+        boundaries split [0, t_P) evenly, t_P being the current last boundary (A.1; from one
+        class, which has none, the previous week's completions balanced for ``parts`` as at a
+        week's start). Queued and running jobs are classed again by their estimates; each
+        partition keeps the processors its running jobs use, and the idle ones are shared
+        evenly. Pivots (A.2): jobs that were pivots keep their rank, and each class's pivot
+        is its first queued job, as in every pass; a demoted pivot keeps no reservation of
+        its own (reservations are recomputed at every pass here)."""
+        if not 1 <= parts <= MAX_PARTS:
+            raise ValueError(f"1 to {MAX_PARTS} classes")
+        sc, cuts = self.scalars, self.parts[4]
+        old, ncuts = int(sc[PARTS]), int(sc[NCUTS])
+        if parts == 1:
+            new = np.zeros(0, np.int64)
+        elif old > 1 and ncuts > 0:
+            top = int(cuts[ncuts - 1])
+            new = np.array([k * top // parts for k in range(1, parts)], np.int64)
+        else:
+            done_t, done_e = self.jobs[4], self.jobs[5]
+            week = self.week
+            last = (done_t[:sc[ND]] // week) == sc[WEEKNO] - 1
+            new = weekly_cuts(done_e[:sc[ND]][last], parts) if last.any() else \
+                np.zeros(0, np.int64)
+        cuts[:] = 0
+        cuts[:len(new)] = new
+        sc[NCUTS], sc[PARTS] = len(new), parts
+        live = (self.state == QUEUED) | (self.state == RUNNING)
+        est = self.arrays.estimate
+        self.klass[live] = [classify(e, new, len(new)) for e in est[live]]
+        size, busy = self.parts[0], self.parts[1]
+        size[:], busy[:] = 0, 0
+        running = np.flatnonzero(self.state == RUNNING)
+        np.add.at(busy, self.klass[running], self.arrays.procs[running])
+        idle = self.arrays.machine - int(busy.sum())
+        size[:parts] = busy[:parts] + idle // parts
+        size[:idle % parts] += 1
+
+    def advance(self, until: int = NEVER, trigger: float = -1.0) -> int:
+        """Run events up to time ``until``; with ``trigger`` >= 0, stop too after a pass at
+        which the queue's mean bounded slowdown (1 + wait / max(10, estimate)) exceeds it,
+        at most once a week (``now`` is then that time). Returns FINISHED, AT_STOP or
+        TRIGGERED."""
+        a = self.arrays
+        q, rl, ht, hj, done_t, done_e = self.jobs
+        size, busy, extra, pivot, cuts = self.parts
+        return _advance(a.submit, a.runtime, a.estimate, a.procs, a.machine, self.klass,
+                        self.weekly, self.week, self.local, self.start, self.promised,
+                        self.rank, self.anchor, self.exp_end, self.state, q, rl, ht, hj,
+                        done_t, done_e, size, busy, extra, pivot, cuts, self.profile[0],
+                        self.profile[1], self.scalars, until, trigger)
+
+
+@njit(cache=True)
+def _advance(submit, runtime, estimate, procs, machine, klass, weekly, week, local, start,
+             promised, rank, anchor, exp_end, state, q, rl, ht, hj, done_t, done_e, size,
+             busy, extra, pivot, cuts, pt, pf, sc, until, trigger):
     n = submit.shape[0]
-    cuts = np.zeros(max(parts - 1, 1), np.int64)
-    ncuts = 0
-    done_t = np.empty(n, np.int64)      # completions in order: time and estimate
-    done_e = np.empty(n, np.int64)
-    nd = 0
-    first_of_week = 0                   # index into done_t of the previous week's first
-    this_week = 0
-    start = np.full(n, -1, np.int64)
-    promised = np.full(n, -1, np.int64)
-    rank = np.full(n, -1, np.int64)     # order in which jobs became pivots
-    anchor = np.full(n, NEVER, np.int64)  # this pass's reservation of each pivot
-    exp_end = np.zeros(n, np.int64)
-    state = np.zeros(n, np.int8)
-    q = np.empty(n, np.int64)
-    rl = np.empty(n, np.int64)
-    ht = np.empty(n, np.int64)
-    hj = np.empty(n, np.int64)
-    pt = np.empty(n + 2 * parts + 8, np.int64)
-    pf = np.empty(n + 2 * parts + 8, np.int64)
-    pivot = np.empty(parts, np.int64)
-    size = np.full(parts, machine // parts, np.int64)   # the partitions: processors owned
-    size[:machine % parts] += 1
-    busy = np.zeros(parts, np.int64)                    # ... and in use
-    extra = np.zeros(parts, np.int64)                   # x_P (local reading)
-    nq = nrl = hn = ai = 0
-    ranks = 0
-    free = machine
+    parts = sc[PARTS]
+    nq, nrl, hn, ai, ranks, free = sc[NQ], sc[NRL], sc[HN], sc[AI], sc[RANKS], sc[FREE]
+    nd, first_of_week, this_week, ncuts = sc[ND], sc[FOW], sc[WEEKNO], sc[NCUTS]
+    outcome = FINISHED
     while True:
         t = min(submit[ai] if ai < n else NEVER, ht[0] if hn > 0 else NEVER)
         if t == NEVER:
+            break
+        if t > until:
+            outcome = AT_STOP
             break
         while hn > 0 and ht[0] == t:
             j, hn = heap_pop(ht, hj, hn)
@@ -183,19 +263,19 @@ def simulate_multiqueue(submit, runtime, estimate, procs, machine, klass, parts,
             done_t[nd] = t
             done_e[nd] = estimate[j]
             nd += 1
+        new_week = t // week > this_week
+        if new_week:
+            this_week = t // week
+            while first_of_week < nd and done_t[first_of_week] // week < this_week - 1:
+                first_of_week += 1
+            last = first_of_week
+            while last < nd and done_t[last] // week == this_week - 1:
+                last += 1
+            if weekly and last > first_of_week and parts > 1:
+                cuts[:parts - 1] = weekly_cuts(done_e[first_of_week:last], parts)
+                ncuts = parts - 1
         while ai < n and submit[ai] == t:
             if weekly:
-                if t // week > this_week:
-                    this_week = t // week
-                    while first_of_week < nd and done_t[first_of_week] // week < \
-                            this_week - 1:
-                        first_of_week += 1
-                    last = first_of_week
-                    while last < nd and done_t[last] // week == this_week - 1:
-                        last += 1
-                    if last > first_of_week and parts > 1:
-                        cuts = weekly_cuts(done_e[first_of_week:last], parts)
-                        ncuts = parts - 1
                 klass[ai] = classify(estimate[ai], cuts, ncuts)
             q[nq] = ai
             state[ai] = QUEUED
@@ -204,7 +284,7 @@ def simulate_multiqueue(submit, runtime, estimate, procs, machine, klass, parts,
         if nq == 0:
             continue
         # the pivots, ranked by when they became pivots (new ones in arrival order)
-        pivot[:] = -1
+        pivot[:parts] = -1
         for a in range(nq):
             j = q[a]
             if pivot[klass[j]] < 0:
@@ -264,7 +344,28 @@ def simulate_multiqueue(submit, runtime, estimate, procs, machine, klass, parts,
         for c in range(parts):          # reservations are recomputed at the next pass
             if pivot[c] >= 0:
                 anchor[pivot[c]] = NEVER
-    return start, promised
+        if trigger >= 0 and sc[TESTED] != this_week and nq > 0:
+            total = 0.0
+            for a in range(nq):
+                total += 1.0 + (t - submit[q[a]]) / max(10, estimate[q[a]])
+            if total / nq > trigger:
+                sc[NOW] = t
+                sc[TESTED] = this_week
+                outcome = TRIGGERED
+                break
+    sc[NQ], sc[NRL], sc[HN], sc[AI], sc[RANKS], sc[FREE] = nq, nrl, hn, ai, ranks, free
+    sc[ND], sc[FOW], sc[WEEKNO], sc[NCUTS] = nd, first_of_week, this_week, ncuts
+    return outcome
+
+
+def simulate_multiqueue(submit, runtime, estimate, procs, machine, klass, parts, weekly,
+                        week, local):
+    """One whole run: (start times, each pivot's first reservation or -1). ``weekly``: the
+    classes come from the previous week's completions (``klass`` is then ignored)."""
+    arrays = JobArrays(submit, runtime, estimate, procs, int(machine))
+    run = MultiQueue(arrays, parts, None if weekly else klass, week, local)
+    run.advance()
+    return run.start, run.promised
 
 
 def a_priori_classes(submit: np.ndarray, values: np.ndarray, parts: int,
@@ -289,7 +390,6 @@ def run_queues(arrays: JobArrays, parts: int, classes: np.ndarray | None = None,
     the previous week's completions as the run goes (§2.1). ``local``: the reading of Fig. 2
     that the paper's Fig. 4 supports (see the module). Returns (start times, each pivot's
     first reservation or -1); one class is EASY-FCFS."""
-    given = classes is not None
-    klass = np.array(classes if given else np.zeros(len(arrays)), np.int64)
-    return simulate_multiqueue(arrays.submit, arrays.runtime, arrays.estimate, arrays.procs,
-                               arrays.machine, klass, parts, not given, week, local)
+    run = MultiQueue(arrays, parts, classes, week, local)
+    run.advance()
+    return run.start, run.promised
