@@ -48,3 +48,30 @@ def test_the_strict_reading_misses_fig4b():
     """Why the engine reads Fig. 2's (a) and (b) locally: read strictly, four queues still
     win on CTC with user estimates, against the paper."""
     assert aggregate_r("CTC-SP2", "user", local=False) > 0
+
+
+#: the paper's Table 1: the threshold T and look-ahead L (weeks) chosen for each trace
+TABLE1 = {"CTC-SP2": (2.5, 2), "KTH-SP2": (100, 2), "SDSC-SP2": (25, 1), "SDSC-BLUE": (10, 1)}
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_fig6_online_simulation_beats_four_fixed_queues(name):
+    """Fig. 6 (c) > (b): with user estimates, the online choice of P (paper's setting, at
+    Table 1's T and L) beats four queues kept throughout; and it tests at most once a week
+    (Table 2), changing P only on a test."""
+    from advisor.studies.queue_counts import online_queue_counts
+    workload = read_swf(resolve_trace(name))
+    arrays = job_arrays(workload, Estimates("user"))
+    request = workload.jobs["req_time"].to_numpy()
+    one, _ = run_queues(arrays, 1)
+    four, _ = run_queues(arrays, 4)
+    online = online_queue_counts(arrays, *TABLE1[name])
+
+    def r(start):
+        tables = [schedule_table(arrays.submit, s, arrays.runtime, arrays.procs)
+                  for s in (one, start)]
+        return float(slowdown_ratio(*tables, request).mean())
+
+    assert r(online.start) > r(four)
+    assert 0 < online.tests <= online.weeks and online.changes <= online.tests
+    assert sum(online.to_parts.values()) == online.changes
