@@ -183,11 +183,8 @@ def boundaries(estimates, parts: int) -> list[int]:
     n = len(ordered)
     if n == 0:
         return []
-    cuts = []
-    for k in range(1, parts):
-        b = ordered[min(n - 1, -(-k * n // parts))]  # the value at rank ceil(k n / P)
-        cuts.append(max(b, cuts[-1] if cuts else b))
-    return cuts
+    # the value at rank ceil(k n / P), never smaller for a larger k: the list is sorted
+    return [ordered[min(n - 1, -(-k * n // parts))] for k in range(1, parts)]
 
 
 def classify(estimate: int, cuts: list[int]) -> int:

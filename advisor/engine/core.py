@@ -19,8 +19,9 @@ import numpy as np
 from numba import njit
 
 from advisor.engine.structures import (FCFS, KEYED, heap_pop, heap_push, keep_queued,
-                                       order_key, profile_add, profile_anchor, running_insert,
-                                       running_remove, sort_by_key)
+                                       order_key, profile_add, profile_anchor,
+                                       profile_of_running, running_insert, running_remove,
+                                       sort_by_key)
 
 # Backfilling modes.
 NO_BACKFILL, EASY, DEPTH, CONSERVATIVE = 0, 1, 2, 3
@@ -111,18 +112,7 @@ def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, fr
     (compression, seed 001 §2.1), so no job is ever pushed back.
     Returns (free processors, heap size, running count, wake-up time).
     """
-    # the profile: running jobs release their processors at their expected ends
-    pt[0] = t
-    pf[0] = free
-    m = 1
-    for r in range(nrl):
-        e = max(exp_end[rl[r]], t + 1)
-        if e == pt[m - 1]:
-            pf[m - 1] += procs[rl[r]]
-        else:
-            pt[m] = e
-            pf[m] = pf[m - 1] + procs[rl[r]]
-            m += 1
+    m = profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf)
     if mode == CONSERVATIVE:  # and the promises made to queued jobs hold theirs
         for a in range(nq):
             j = q[a]

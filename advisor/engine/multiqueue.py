@@ -25,24 +25,8 @@ from numba import njit
 from advisor.engine import JobArrays
 from advisor.engine.core import DONE, NEVER, QUEUED, RUNNING, held, start_job
 from advisor.engine.structures import (heap_pop, keep_queued, profile_add, profile_anchor,
-                                       running_remove)
-
-
-@njit(cache=True)
-def _profile(t, free, rl, nrl, exp_end, procs, pt, pf):
-    """The free-processor profile of the running jobs from t on; returns its size."""
-    pt[0] = t
-    pf[0] = free
-    m = 1
-    for r in range(nrl):
-        e = max(exp_end[rl[r]], t + 1)
-        if e == pt[m - 1]:
-            pf[m - 1] += procs[rl[r]]
-        else:
-            pt[m] = e
-            pf[m] = pf[m - 1] + procs[rl[r]]
-            m += 1
-    return m
+                                       profile_of_running, running_remove)
+from advisor.model import SECONDS_PER_WEEK
 
 
 @njit(cache=True)
@@ -50,7 +34,7 @@ def _plan(t, free, rl, nrl, exp_end, procs, estimate, pt, pf, pivot, rank, ancho
           parts):
     """The profile of the running jobs, with each pivot reserved in rank order; returns its
     size."""
-    m = _profile(t, free, rl, nrl, exp_end, procs, pt, pf)
+    m = profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf)
     for c in range(parts):
         if pivot[c] >= 0:
             anchor[pivot[c]] = NEVER
@@ -116,8 +100,7 @@ def weekly_cuts(estimates, parts):
     n = ordered.shape[0]
     cuts = np.empty(parts - 1, np.int64)
     for k in range(1, parts):
-        b = ordered[min(n - 1, (k * n + parts - 1) // parts)]
-        cuts[k - 1] = max(b, cuts[k - 2]) if k > 1 else b
+        cuts[k - 1] = ordered[min(n - 1, (k * n + parts - 1) // parts)]
     return cuts
 
 
@@ -130,14 +113,18 @@ def classify(estimate, cuts, ncuts):
     return ncuts
 
 
-WEEK = 7 * 86400
-
-
 #: the scalars of a run's state, in ``MultiQueue.scalars``
 NQ, NRL, HN, AI, RANKS, FREE, ND, FOW, WEEKNO, NCUTS, PARTS, NOW, TESTED = range(13)
 MAX_PARTS = 8
 #: what ``advance`` stopped at
 FINISHED, AT_STOP, TRIGGERED = 0, 1, 2
+
+
+def _share(size: np.ndarray, parts: int, count: int) -> None:
+    """Add ``count`` processors to the first ``parts`` partitions evenly (the first
+    ``count % parts`` get one more)."""
+    size[:parts] += count // parts
+    size[:count % parts] += 1
 
 
 class MultiQueue:
@@ -146,7 +133,7 @@ class MultiQueue:
     (``repartition``)."""
 
     def __init__(self, arrays: JobArrays, parts: int, classes: np.ndarray | None = None,
-                 week: int = 7 * 86400, local: bool = True):
+                 week: int = SECONDS_PER_WEEK, local: bool = True):
         if not 1 <= parts <= MAX_PARTS:
             raise ValueError(f"1 to {MAX_PARTS} classes")
         n = len(arrays)
@@ -167,9 +154,7 @@ class MultiQueue:
         self.scalars[FREE] = arrays.machine
         self.scalars[TESTED] = -1
         self.scalars[PARTS] = parts
-        size = self.parts[0]
-        size[:parts] = arrays.machine // parts
-        size[:arrays.machine % parts] += 1
+        _share(self.parts[0], parts, arrays.machine)
 
     @property
     def now(self) -> int:
@@ -219,9 +204,8 @@ class MultiQueue:
         size[:], busy[:] = 0, 0
         running = np.flatnonzero(self.state == RUNNING)
         np.add.at(busy, self.klass[running], self.arrays.procs[running])
-        idle = self.arrays.machine - int(busy.sum())
-        size[:parts] = busy[:parts] + idle // parts
-        size[:idle % parts] += 1
+        size[:parts] = busy[:parts]
+        _share(size, parts, self.arrays.machine - int(busy.sum()))
 
     def advance(self, until: int = NEVER, trigger: float = -1.0) -> int:
         """Run events up to time ``until``; with ``trigger`` >= 0, stop too after a pass at
@@ -358,18 +342,8 @@ def _advance(submit, runtime, estimate, procs, machine, klass, weekly, week, loc
     return outcome
 
 
-def simulate_multiqueue(submit, runtime, estimate, procs, machine, klass, parts, weekly,
-                        week, local):
-    """One whole run: (start times, each pivot's first reservation or -1). ``weekly``: the
-    classes come from the previous week's completions (``klass`` is then ignored)."""
-    arrays = JobArrays(submit, runtime, estimate, procs, int(machine))
-    run = MultiQueue(arrays, parts, None if weekly else klass, week, local)
-    run.advance()
-    return run.start, run.promised
-
-
 def a_priori_classes(submit: np.ndarray, values: np.ndarray, parts: int,
-                     week: int = WEEK) -> np.ndarray:
+                     week: int = SECONDS_PER_WEEK) -> np.ndarray:
     """§2.3's a-priori case: each job's class from the values (the actual runtimes) of the
     jobs submitted in its own week (weeks of ``week`` seconds from time 0), balanced as in
     ``weekly_cuts``."""
@@ -385,7 +359,7 @@ def a_priori_classes(submit: np.ndarray, values: np.ndarray, parts: int,
 
 
 def run_queues(arrays: JobArrays, parts: int, classes: np.ndarray | None = None,
-               week: int = WEEK, local: bool = True) -> tuple[np.ndarray, np.ndarray]:
+               week: int = SECONDS_PER_WEEK, local: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Multiple-queue backfilling with ``parts`` classes: given ``classes``, or (None) from
     the previous week's completions as the run goes (§2.1). ``local``: the reading of Fig. 2
     that the paper's Fig. 4 supports (see the module). Returns (start times, each pivot's

@@ -128,6 +128,25 @@ def running_remove(rl, n, j):
 # ---- runs to infinity. Seed 001 §2.1 keeps it as a linked list; arrays serve the same.
 
 @njit(cache=True)
+def profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf):
+    """The profile from t on of the running jobs ``rl`` (by expected end), each releasing
+    its processors at its expected end, or one second from now once overdue; returns its
+    size."""
+    pt[0] = t
+    pf[0] = free
+    m = 1
+    for r in range(nrl):
+        e = max(exp_end[rl[r]], t + 1)
+        if e == pt[m - 1]:
+            pf[m - 1] += procs[rl[r]]
+        else:
+            pt[m] = e
+            pf[m] = pf[m - 1] + procs[rl[r]]
+            m += 1
+    return m
+
+
+@njit(cache=True)
 def profile_split(pt, pf, m, x):
     """Ensure a breakpoint at time x (>= pt[0]); returns (its index, new m)."""
     i = m - 1

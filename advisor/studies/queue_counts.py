@@ -21,8 +21,7 @@ import numpy as np
 
 from advisor.engine import JobArrays
 from advisor.engine.multiqueue import TRIGGERED, MultiQueue
-
-WEEK = 7 * 86400
+from advisor.model import SECONDS_PER_WEEK
 
 
 @dataclass
@@ -59,7 +58,7 @@ def period_slowdown(run: MultiQueue, now: int, horizon: int) -> float:
 
 def online_queue_counts(arrays: JobArrays, trigger: float, weeks_ahead: int,
                         max_parts: int = 4, start_parts: int = 4, local: bool = True,
-                        week: int = WEEK) -> OnlineRun:
+                        week: int = SECONDS_PER_WEEK) -> OnlineRun:
     """The whole trace under the online simulation policy with threshold ``trigger`` (T)
     and ``weeks_ahead`` (L)."""
     run = MultiQueue(arrays, start_parts, None, week, local)

@@ -73,18 +73,16 @@ def test_boundaries_balance_the_job_counts(estimates, parts):
 @settings(max_examples=400, deadline=None)
 @given(workloads())
 def test_the_compiled_engine_is_the_reference(case):
-    import numpy as np
-
-    from advisor.engine.multiqueue import simulate_multiqueue
+    from advisor.engine import make_arrays
+    from advisor.engine.multiqueue import run_queues
     machine, parts, jobs = case
     submit, procs, runtime, estimate, klass = (list(x) for x in zip(*jobs))
-    arrays = [np.array(x, np.int64) for x in (submit, runtime, estimate, procs)]
+    arrays = make_arrays(submit, runtime, estimate, procs, machine)
     for local in (False, True):
         promised: dict = {}
         want = simulate(submit, runtime, estimate, procs, machine, klass, parts, promised,
                         local=local)
-        start, first = simulate_multiqueue(*arrays, machine, np.array(klass, np.int64),
-                                           parts, False, 1, local)
+        start, first = run_queues(arrays, parts, klass, local=local)
         assert start.tolist() == want, local
         assert {j: t for j, t in enumerate(first.tolist()) if t >= 0} == promised, local
     # classes from the previous "week" (here 40 s) of completions, in both readings
@@ -92,8 +90,7 @@ def test_the_compiled_engine_is_the_reference(case):
         promised = {}
         want = simulate(submit, runtime, estimate, procs, machine, None, parts, promised, 40,
                         local)
-        start, first = simulate_multiqueue(*arrays, machine, np.zeros(len(jobs), np.int64),
-                                           parts, True, 40, local)
+        start, first = run_queues(arrays, parts, None, 40, local)
         assert start.tolist() == want, local
         assert {j: t for j, t in enumerate(first.tolist()) if t >= 0} == promised, local
 
