@@ -8,15 +8,19 @@ site adds one line, ``Include <fragment>``, after every scheduling key (a later 
 Steps, each checked; a failure after the first write restores every file from its backup,
 reconfigures again and resets the site factors it changed, then raises ``ApplyFailed``:
 1. refuse what ``scontrol reconfigure`` cannot enact (docs/slurm-mapping.md, "What changes
-   at runtime"), a new partition layout (slurm.conf's own lines, which the advisor does not
-   edit), a slurm.conf without the Include line or with a scheduling key after it, and a
-   job_submit.lua that is the site's own (it would be replaced);
+   at runtime"), a partition that slurm.conf itself defines and the change would redefine
+   or remove (the advisor edits only its fragment), a slurm.conf without the Include line
+   or with a scheduling key after it, and a job_submit.lua that is the site's own (it would
+   be replaced);
 2. back up each file (``.bak``) and write the new one atomically. The fragment keeps the
-   keys an earlier change set and takes the new values: the diff is against the
-   configuration in effect, which includes them;
+   keys and partitions an earlier change set and takes the new values: the diff is against
+   the configuration in effect, which includes them. A partition the change removes stays
+   until its pending jobs have moved (Slurm fails the jobs of a partition that vanishes);
 3. ``scontrol reconfigure``; 4. ``scontrol show config`` must show every changed key with
-   its new value; 5. the scontrol commands that re-rank pending jobs (site factors). A job
-   that started or ended meanwhile is skipped, not a failure.
+   its new value, and ``scontrol show partition`` every partition as written; 5. the
+   scontrol commands that re-rank or move pending jobs (site factors, partitions). A job
+   that started or ended meanwhile is skipped, not a failure; 6. with partitions to remove,
+   the final fragment, ``scontrol reconfigure``, and the check that they are gone.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from pathlib import Path
 
 from adapters.files import atomic_write
 from adapters.slurm_cli import SlurmCommands
-from adapters.slurm_text import parse_config
+from adapters.slurm_text import parse_config, parse_partitions
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
 from advisor.model import Snapshot
 from advisor.whatif.slurmconf import (FRAGMENT, MARK, SCRIPT, SlurmChange, conf_lines,
@@ -106,19 +110,43 @@ def _resolve(path: str, conf: Path) -> Path:
     return (p if p.is_absolute() else conf.parent / p).resolve()
 
 
-def merged_fragment(old: str, change: SlurmChange) -> str:
-    """The keys an earlier fragment set, updated with this change's new values."""
-    keys = {}
+def merged_fragment(old: str, change: SlurmChange, remove: bool = True) -> str:
+    """The keys and partitions an earlier fragment set, updated with this change's new
+    values; ``remove``: without the partitions the change removes."""
+    keys, parts = {}, {}
     for raw in old.splitlines():
         line = raw.split("#", 1)[0].strip()
         key, sep, value = line.partition("=")
-        if sep:
+        if sep and key.strip() == "PartitionName":
+            parts[value.split()[0]] = line
+        elif sep:
             keys[key.strip()] = value.strip()
     keys.update({k: new for k, (_, new) in change.diff.items()})
+    for line in change.partitions:
+        parts[line.split()[0].split("=", 1)[1]] = line
+    if remove:
+        for name in change.removed:
+            parts.pop(name, None)
     stamp = clock.strftime("%Y-%m-%dT%H:%M:%S%z")
     return (f"# {MARK}: {change.label} ({change.spec}), applied {stamp}\n"
             f"# fidelity: {change.fidelity}; the previous version is in {FRAGMENT}.bak\n"
-            + "".join(f"{k}={v}\n" for k, v in keys.items()))
+            + "".join(f"{k}={v}\n" for k, v in keys.items())
+            + "".join(f"{line}\n" for line in parts.values()))
+
+
+def check_partitions(conf: Path, names) -> None:
+    """slurm.conf itself must not define a partition the change redefines or removes."""
+    try:
+        lines = conf.read_text().splitlines()
+    except OSError as e:
+        raise SourceUnavailable(f"cannot read {conf}: {e.strerror or e}") from e
+    for n, raw in enumerate(lines, 1):
+        words = raw.split("#", 1)[0].split()
+        key, _, name = (words[0] if words else "").partition("=")
+        if key.lower() == "partitionname" and name in names:
+            raise BadInput(f"{conf} defines partition {name} itself (line {n}), which this "
+                           f"change redefines or removes: move that line into {FRAGMENT}, "
+                           "or use --write DIR and install the PartitionName lines by hand")
 
 
 def _normal(value: str) -> str:
@@ -139,13 +167,12 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
         raise BadInput("this change needs a slurmctld restart (PriorityType or "
                        "SchedulerType): --apply does only what 'scontrol reconfigure' can; "
                        "use --write DIR and restart slurmctld by hand")
-    if change.partitions:
-        raise BadInput("this change redefines partitions, which slurm.conf itself holds and "
-                       "--apply does not edit: use --write DIR and install its "
-                       "PartitionName lines by hand")
     conf = slurm_conf_path(commands)
     fragment = fragment or conf.parent / FRAGMENT
-    text = merged_fragment(_read(fragment), change)
+    check_partitions(conf, set(change.layout_names))
+    old_fragment = _read(fragment)
+    text = merged_fragment(old_fragment, change, remove=False)
+    final = merged_fragment(old_fragment, change) if change.removed else None
     check_include(conf, fragment, {line.split("=", 1)[0] for line in text.splitlines()
                                    if "=" in line and not line.startswith("#")})
     script_path = conf.parent / SCRIPT
@@ -173,6 +200,10 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
         commands.run("scontrol", "reconfigure")
         verified = _verify(change, commands)
         skipped = _rerank(change, commands, updated)
+        if final is not None:          # the jobs have moved: the old partitions can go
+            atomic_write(fragment, final)
+            commands.run("scontrol", "reconfigure")
+            _verify(change, commands, final=True)
     except BaseException as e:   # any failure, an OSError or an interrupt too: put back
         _roll_back(saved, snapshot, updated, commands, e)
     return Applied(str(fragment), str(script_path) if script else None, tuple(backups),
@@ -186,21 +217,44 @@ def _read(path: Path) -> str:
         raise SourceUnavailable(f"cannot read {path}: {e.strerror or e}") from e
 
 
-def _verify(change: SlurmChange, commands: SlurmCommands) -> dict[str, str]:
-    """What ``scontrol show config`` reports for each changed key, once it matches; the
+def _verify(change: SlurmChange, commands: SlurmCommands, final: bool = False
+            ) -> dict[str, str]:
+    """What ``scontrol show config`` reports for each changed key, once it and ``scontrol
+    show partition`` match the change (``final``: the removed partitions gone too); the
     controller applies a reconfigure before it answers, the poll is a margin."""
     deadline = clock.monotonic() + VERIFY_TIMEOUT
     while True:
         shown = conf_lines(parse_config(commands.run("scontrol", "show", "config")))
-        wrong = {k: (shown[k], new) for k, (_, new) in change.diff.items()
+        wrong = {k: f"{k}={shown[k]}, not {new}" for k, (_, new) in change.diff.items()
                  if _normal(shown[k]) != _normal(new)}
+        if change.partitions or change.removed:
+            wrong.update(_partitions_wrong(change, commands, final))
         if not wrong:
             return {k: shown[k] for k in change.diff}
         if clock.monotonic() > deadline:
-            k, (seen, want) = next(iter(wrong.items()))
-            raise ApplyFailed(f"after scontrol reconfigure, scontrol show config has "
-                              f"{k}={seen}, not {want}")
+            raise ApplyFailed("after scontrol reconfigure, scontrol show config or "
+                              f"partition has {next(iter(wrong.values()))}")
         clock.sleep(0.5)
+
+
+def _partitions_wrong(change: SlurmChange, commands: SlurmCommands, final: bool
+                      ) -> dict[str, str]:
+    """The partitions slurmctld does not show as the change writes them (name: how)."""
+    text = commands.run("scontrol", "show", "partition", "-o")
+    nodes = tuple(n for p in parse_partitions(text) for n in p.nodes)
+    live = {p.name: p for p in parse_partitions(text, nodes)}
+    wrong = {}
+    for want in parse_partitions("\n".join(change.partitions)):
+        got = live.get(want.name)
+        seen = None if got is None else (set(got.nodes), got.max_time, got.state)
+        if seen != (set(want.nodes), want.max_time, want.state):
+            wrong[want.name] = f"partition {want.name} " + (
+                "missing" if got is None else f"as Nodes={','.join(got.nodes)} "
+                f"MaxTime={got.max_time} State={got.state}")
+    if final:
+        wrong.update({name: f"partition {name} still there" for name in change.removed
+                      if name in live})
+    return wrong
 
 
 def _rerank(change: SlurmChange, commands: SlurmCommands, updated: list) -> list[int]:

@@ -49,6 +49,12 @@ class EngineConfig:
     threshold: int | None = None
     shadow: str = "all"
     batch: bool = True
+    #: Lawson and Smirni's multiple-queue backfilling (``engine.multiqueue``): this many
+    #: runtime classes (1: one queue), classed by ``queue_cuts`` (ascending estimates, in
+    #: seconds) or, when empty, by each week's boundaries from the previous week's
+    #: completions
+    queues: int = 1
+    queue_cuts: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,6 +158,8 @@ def check(arrays: JobArrays) -> None:
 
 def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
     """Simulate; returns (start time of each job, its first reservation or -1)."""
+    if config.queues > 1 or config.queue_cuts:
+        return _run_queues(arrays, config)
     try:
         mode = BACKFILL_MODES[config.backfill]
         shadow = SHADOW_RULES[config.shadow]
@@ -167,6 +175,28 @@ def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray
                          arrays.machine, mode, int(config.depth), primary, secondary,
                          threshold, shadow, bool(config.batch), t0, fixed,
                          bool(arrays.first_pass), pkey, skey)
+
+
+def _run_queues(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Multiple-queue backfilling: each queue is FCFS with EASY's one reservation (its
+    pivot), as in the paper; any other setting is refused, not approximated."""
+    from advisor.engine import multiqueue
+    plain = EngineConfig(queues=config.queues, queue_cuts=config.queue_cuts)
+    if config != plain:
+        raise BadInput("multiple runtime-class queues run EASY backfilling and FCFS in each "
+                       "queue (Lawson and Smirni's policy) in the textbook engine: give them "
+                       "with easy:FCFS:FCFS and no threshold")
+    if arrays.t0 is not None:
+        raise BadInput("multiple runtime-class queues cannot resume from a snapshot in the "
+                       "textbook engine: the slurm mode simulates their partitions")
+    cuts = np.asarray(config.queue_cuts, np.int64)
+    if len(cuts) and (len(cuts) != config.queues - 1 or (np.diff(cuts) <= 0).any()):
+        raise BadInput(f"{config.queues} runtime classes need {config.queues - 1} ascending "
+                       f"boundaries, not {len(cuts)}")
+    classes = None
+    if len(cuts):
+        classes = np.searchsorted(cuts, arrays.estimate, side="right").astype(np.int64)
+    return multiqueue.run_queues(arrays, config.queues, classes)
 
 
 def _order(arrays: JobArrays, order: Order) -> tuple[int, np.ndarray]:

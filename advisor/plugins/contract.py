@@ -17,9 +17,11 @@ everything about its axis, so that the core composes families without naming any
 
 Optional members: ``rank`` (100: where it lists; a family nests in the grid and composes by
 its lowest rank), ``default`` (False: True makes it the member a policy gets when it names
-none of its family; a family with a default member is required, the others optional) and
+none of its family; a family with a default member is required, the others optional),
 ``bounds_wait`` (False: True when a policy with this choice bounds every job's wait by
-itself, as FCFS or a starvation threshold does).
+itself, as FCFS or a starvation threshold does) and ``in_grid(params, policy)`` (True: False
+keeps a combination out of the default grid, for a family worth simulating with some of the
+others' choices only; a spec may still name it).
 
 Plugins need not subclass anything: the registry checks members when it loads a plugin
 (``advisor.plugins.registry``). ``PluginBase`` gives the optional members their defaults.
@@ -67,6 +69,7 @@ class Context:
     pending: int = 0                               # jobs pending now
     long_queue: int | None = LONG_QUEUE            # see LONG_QUEUE; None: no queue is long
     policy: Policy | None = None                   # enact: the policy the choice is part of
+    limits: tuple[int, ...] = ()                   # time limits (s) of the history's last week
 
     @property
     def queue_is_long(self) -> bool:

@@ -7,7 +7,8 @@ combination is kept when
   starvation threshold). Comparing futures of a finite horizon, one decision cannot see that
   a policy leaves a job behind every later one for good, and a run of such decisions can
   (docs/online.md);
-* Slurm can express it: its enactment composes (no ``NoSlurmForm``).
+* Slurm can express it: its enactment composes (no ``NoSlurmForm``);
+* every choice takes part (``in_grid``: runtime-class queues only with FCFS).
 A family whose simulations cost seconds on a long queue proposes nothing there; ``grid``
 says what that left out.
 """
@@ -22,9 +23,9 @@ from advisor.plugins.contract import Context, NoSlurmForm, describe_params
 from advisor.plugins.registry import Plugin, registry
 from advisor.plugins.spec import BACKFILL_ORDER, Choice, Policy
 
-#: a cluster for describing plugins apart from any snapshot: one node, one partition
-ANY_CLUSTER = Cluster("any", (Node("n1", 1, partitions=("batch",)),),
-                      (Partition("batch", ("n1",), default=True),))
+#: a cluster for describing plugins apart from any snapshot: eight nodes, one partition
+ANY_CLUSTER = Cluster("any", tuple(Node(f"n{i}", 1, partitions=("batch",)) for i in range(1, 9)),
+                      (Partition("batch", tuple(f"n{i}" for i in range(1, 9)), default=True),))
 
 
 def default_grid(context: Context, points: Mapping[str, Sequence] | None = None
@@ -46,6 +47,8 @@ def default_grid(context: Context, points: Mapping[str, Sequence] | None = None
         if not any(c.plugin.bounds_wait for c in choices):
             continue
         policy = Policy.of(choices)
+        if not all(c.plugin.in_grid(c.params, policy) for c in choices):
+            continue
         try:
             policy.enact(context)
         except NoSlurmForm:

@@ -53,6 +53,11 @@ class Plugin:
     def enact(self, params, context: Context):
         return self.impl.enact(params, context)
 
+    def in_grid(self, params, policy) -> bool:
+        """Whether the default grid holds this choice in ``policy`` (optional member)."""
+        keep = getattr(self.impl, "in_grid", None)
+        return True if keep is None else bool(keep(params, policy))
+
 
 @dataclass(frozen=True)
 class Family:
@@ -79,8 +84,8 @@ def check(impl: object, key: str, package: str) -> Plugin:
     if missing:
         refuse(f"it has no {', '.join(repr(m) for m in missing)} (see "
                "advisor.plugins.contract)")
-    for member in ("candidates", "configure", "enact"):
-        if not callable(getattr(impl, member)):
+    for member in ("candidates", "configure", "enact", "in_grid"):
+        if hasattr(impl, member) and not callable(getattr(impl, member)):
             refuse(f"its '{member}' is not a method")
     family, name = impl.family, impl.name
     if not (isinstance(family, str) and _NAME.match(family) and isinstance(name, str)

@@ -51,9 +51,10 @@ class Choice:
         return family is not None and family.default is self.plugin
 
     def written(self, changed_only: bool, skip: tuple[str, ...] = ()) -> list[str]:
+        """``key=value`` of each parameter (an empty text, "not given", is not written)."""
         fields = {f.name: f for f in dataclasses.fields(self.params)}
         return [f"{k}={show_value(fields[k], v)}" for k, v in self.values(changed_only).items()
-                if k not in skip]
+                if k not in skip and v != ""]
 
 
 @dataclass(frozen=True)

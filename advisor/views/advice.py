@@ -69,7 +69,8 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
     parts.append(Text(f"{verdict}: {doc['reason']}",
                       style="bold green" if doc["change"] else "bold"))
     change = doc.get("change_detail")
-    if change and (change["diff"] or change["job_submit_lua"] or change.get("partitions")):
+    if change and (change["diff"] or change["job_submit_lua"] or change.get("partitions")
+                   or change.get("removed_partitions")):
         parts += _change_view(change)
     if "applied" in doc:
         parts.append(applied_view(doc["applied"]))
@@ -175,6 +176,8 @@ def _change_view(change: dict) -> list:
     if change.get("partitions"):
         parts.append(Text("partitions (PartitionName lines, in the fragment):\n"
                           + "\n".join(change["partitions"])))
+    if change.get("removed_partitions"):
+        parts.append(Text("partitions removed: " + ", ".join(change["removed_partitions"])))
     if change["job_submit_lua"]:
         parts.append(Text("job_submit.lua applies the job rules (written with --write, "
                           "installed with --apply)"))

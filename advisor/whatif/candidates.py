@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 from advisor.errors import BadInput
-from advisor.model import Cluster, SchedulingConfig, Snapshot
+from advisor.model import SECONDS_PER_WEEK, Cluster, SchedulingConfig, Snapshot
 from advisor.plugins.contract import Context
 from advisor.plugins.enactment import Enactment
 from advisor.plugins.grid import default_grid
@@ -71,11 +74,13 @@ def current_candidate(config: SchedulingConfig, site=None) -> Candidate:
                      Enactment(site_factor=site, caveats=(note,)))
 
 
-def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster) -> Candidate:
+def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
+                    limits: tuple[int, ...] = ()) -> Candidate:
     """The Slurm form of ``policy`` over ``base`` (the configuration in effect: settings a
-    candidate does not name stay as they are). BadInput if Slurm cannot express it or the
-    slurm mode cannot simulate it."""
-    enactment = policy.enact(Context(cluster, base))
+    candidate does not name stay as they are); ``limits``: the history's last week's time
+    limits (``history_limits``). BadInput if Slurm cannot express it or the slurm mode
+    cannot simulate it."""
+    enactment = policy.enact(Context(cluster, base, limits=limits))
     config = enactment.apply(base)
     gang = "GANG" in config.preempt_mode.upper() and "GANG" not in base.preempt_mode.upper()
     shared = any(p.oversubscribe.upper().startswith(_SHARING)
@@ -86,17 +91,29 @@ def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster) ->
     return Candidate(policy.spec, policy.label, config, enactment)
 
 
+def history_limits(history: pd.DataFrame) -> tuple[int, ...]:
+    """The time limits (s) of the history's jobs submitted in its last week: what a family
+    proposes boundaries from (runtime-class queues, as the paper's previous week)."""
+    if history is None or not len(history):
+        return ()
+    submit = history["submit"].to_numpy(np.int64)
+    limit = history["limit"].to_numpy(np.int64)
+    recent = (submit > submit.max() - SECONDS_PER_WEEK) & (limit > 0)
+    return tuple(int(v) for v in limit[recent])
+
+
 def candidates_for(snapshot: Snapshot, policies: list[Policy] | None = None,
-                   site=None) -> list[Candidate]:
+                   site=None, limits: tuple[int, ...] = ()) -> list[Candidate]:
     """The configuration in effect (with its site-factor rule ``site``, when known), then
     each policy's Slurm form (default: the whole default grid). Candidates identical to an
     earlier one are left out."""
     if policies is None:
-        context = Context(snapshot.machine, snapshot.config, len(snapshot.pending), None)
+        context = Context(snapshot.machine, snapshot.config, len(snapshot.pending), None,
+                          limits=limits)
         policies = default_grid(context)
     out = [current_candidate(snapshot.config, site)]
     for policy in policies:
-        c = slurm_candidate(policy, snapshot.config, snapshot.machine)
+        c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits)
         if all(c.enacts != o.enacts for o in out):
             out.append(c)
     return out

@@ -32,7 +32,8 @@ from advisor.model import Snapshot
 from advisor.plugins.contract import LONG_QUEUE, Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
-from advisor.whatif.candidates import Candidate, candidates_for, slurm_candidate
+from advisor.whatif.candidates import (Candidate, candidates_for, history_limits,
+                                       slurm_candidate)
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
@@ -128,12 +129,13 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     ``previous``: the spec recommended last time (hysteresis); ``site``: the site-factor
     rule in effect, when known."""
     settings.check()
+    limits = history_limits(history)
     context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
-                      settings.conservative_up_to)
+                      settings.conservative_up_to, limits=limits)
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
-    candidates = candidates_for(snapshot, policies, site)
-    ref = reference_index(candidates, settings.reference, snapshot)
+    candidates = candidates_for(snapshot, policies, site, limits)
+    ref = reference_index(candidates, settings.reference, snapshot, limits)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
     if settings.trigger is not None and qb <= settings.trigger:
@@ -148,12 +150,12 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
 
 
 def reference_index(candidates: list[Candidate], policy: Policy | None,
-                    snapshot: Snapshot) -> int:
+                    snapshot: Snapshot, limits: tuple[int, ...] = ()) -> int:
     """Where the risk limits' reference is among ``candidates`` (appended when the grid
     lacks it); 0, the configuration in effect, when none is given."""
     if policy is None:
         return 0
-    ref = slurm_candidate(policy, snapshot.config, snapshot.machine)
+    ref = slurm_candidate(policy, snapshot.config, snapshot.machine, limits)
     for i, c in enumerate(candidates):
         if c.enacts == ref.enacts:
             return i

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.engine.slurm import job_limit, slurm_input, start_times, under_config
+from advisor.engine.slurm import (UNLIMITED_SECONDS, job_limit, slurm_input, start_times,
+                                  under_config)
 from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
 from advisor.metrics import bounded_slowdown
 from advisor.model import Job, Snapshot
@@ -119,7 +120,9 @@ def job_columns(jobs: Sequence[Job], snap: Snapshot) -> JobColumns:
     """The same columns for Job records (limits as Slurm plans them on ``snap``'s machine)."""
     return JobColumns(np.array([j.submit_time for j in jobs], np.int64),
                       np.array([job_limit(j, snap.machine) for j in jobs], np.int64),
-                      np.array([j.cpus for j in jobs], np.int64))
+                      np.array([j.cpus for j in jobs], np.int64),
+                      np.array([",".join(j.partitions or (j.partition,)) for j in jobs],
+                               object))
 
 
 def routed(snap: Snapshot, cand: Candidate) -> Snapshot:
@@ -145,13 +148,18 @@ def routed(snap: Snapshot, cand: Candidate) -> Snapshot:
 
 
 def route_jobs(jobs: Sequence[Job], snap: Snapshot, cand: Candidate) -> tuple[Job, ...]:
-    """``jobs`` with the partitions the candidate's route gives them (unchanged: none)."""
+    """``jobs`` with the partitions the candidate's route gives them (unchanged: none). A
+    job without a limit keeps the one its partition gave it (a route's job_submit.lua
+    sets it), unless that is no limit at all."""
     rule = cand.enactment.route
     if rule is None or not jobs:
         return tuple(jobs)
-    where = rule.values(job_columns(jobs, snap), snap.time)
-    return tuple(replace(j, partition=str(w).split(",")[0],
-                         partitions=tuple(str(w).split(","))) for j, w in zip(jobs, where))
+    cols = job_columns(jobs, snap)
+    where = rule.values(cols, snap.time)
+    return tuple(replace(j, partition=str(w).split(",")[0], partitions=tuple(str(w).split(",")),
+                         time_limit=j.time_limit if j.time_limit is not None or
+                         limit >= UNLIMITED_SECONDS else int(limit))
+                 for j, w, limit in zip(jobs, where, cols.limit))
 
 
 def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,

@@ -163,11 +163,19 @@ class SlurmChange:
     script: str                          # job_submit.lua ("" when none is needed)
     commands: tuple[str, ...]            # scontrol commands, in order
     restart: bool                        # a slurmctld restart is needed
-    partitions: tuple[str, ...] = ()     # PartitionName lines of a new layout
+    partitions: tuple[str, ...] = ()     # PartitionName lines: new, changed or drained
+    removed: tuple[str, ...] = ()        # partitions the layout removes
+
+    @property
+    def layout_names(self) -> tuple[str, ...]:
+        """Every partition the change defines, drains or removes."""
+        return tuple(line.split()[0].split("=", 1)[1] for line in self.partitions) + \
+            self.removed
 
     @property
     def empty(self) -> bool:
-        return not self.diff and not self.script and not self.partitions
+        return not self.diff and not self.script and not self.partitions and \
+            not self.removed
 
     def files(self) -> dict[str, tuple[str, int]]:
         """The set ``--write DIR`` holds, name: (text, mode): the include fragment, the
@@ -184,7 +192,7 @@ class SlurmChange:
                 "caveats": list(self.caveats),
                 "diff": {k: {"in_effect": a, "recommended": b} for k, (a, b)
                          in self.diff.items()},
-                "partitions": list(self.partitions),
+                "partitions": list(self.partitions), "removed_partitions": list(self.removed),
                 "fragment": self.fragment, "job_submit_lua": self.script,
                 "commands": list(self.commands), "restart": self.restart,
                 "activation": "restart slurmctld" if self.restart else "scontrol reconfigure"}
@@ -208,18 +216,21 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
         config = replace(config, job_submit_plugins=(*config.job_submit_plugins, "lua"))
     before, after = conf_lines(current), conf_lines(config)
     diff = {k: (before[k], after[k]) for k in after if before[k] != after[k]}
-    layout = enactment.partitions
-    lines = ()
-    if layout is not None and layout != snapshot.machine.partitions:
-        lines = tuple(partition_line(p) for p in layout)
-        caveats.append("the PartitionName lines replace the partitions of slurm.conf: "
-                       "remove the site's own partition definitions when installing them")
+    lines, removed = layout_change(enactment.partitions, snapshot)
+    if lines or removed:
+        caveats.append("a PartitionName line replaces slurm.conf's own definition of that "
+                       "partition: remove the site's line when installing it")
+    drained = [line.split()[0][len("PartitionName="):] for line in lines if "State=DRAIN" in line]
+    if drained:
+        caveats.append(f"partition(s) {', '.join(drained)} stay, drained, until their running "
+                       "jobs end; a later run removes them")
     fragment = ""
-    if diff or lines:
+    if diff or lines or removed:
         fragment = (f"# {MARK}: {candidate.label} ({candidate.spec})\n"
                     f"# fidelity: {candidate.fidelity}\n"
                     + "".join(f"{k}={after[k]}\n" for k in diff)
-                    + "".join(line + "\n" for line in lines))
+                    + "".join(line + "\n" for line in lines)
+                    + "".join(f"# removes partition {name}\n" for name in removed))
     script = job_submit_lua([r.lua for r in rules]) if rules else ""
     commands = job_commands(candidate, snapshot)
     if enactment.site_factor is None and not candidate.is_current:
@@ -231,11 +242,28 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
                            "ordering), new jobs keep getting them: --apply replaces the "
                            "advisor's own script with one that sets none")
     restart = needs_restart(diff, current.slurm_version)
-    if diff or lines:
+    if diff or lines or removed:
         commands.insert(0, "scontrol reconfigure" if not restart else
                         "# restart slurmctld (PriorityType/SchedulerType change)")
     return SlurmChange(candidate.spec, candidate.label, candidate.fidelity, tuple(caveats),
-                       diff, fragment, script, tuple(commands), restart, lines)
+                       diff, fragment, script, tuple(commands), restart, lines, removed)
+
+
+def layout_change(layout: tuple[Partition, ...] | None, snapshot: Snapshot
+                  ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The PartitionName lines a layout needs (partitions new or changed, and those it drops
+    that still run jobs, drained: Slurm fails the jobs of a partition that disappears) and
+    the partitions it removes."""
+    if layout is None or layout == snapshot.machine.partitions:
+        return (), ()
+    current = {p.name: p for p in snapshot.machine.partitions}
+    names = {p.name for p in layout}
+    busy = {j.partition for j in snapshot.running}
+    gone = [p for p in snapshot.machine.partitions if p.name not in names]
+    keep = [p for p in layout if current.get(p.name) != p] + \
+        [replace(p, state="DRAIN", default=False) for p in gone if p.name in busy]
+    return (tuple(partition_line(p) for p in keep),
+            tuple(p.name for p in gone if p.name not in busy))
 
 
 def job_commands(candidate: Candidate, snapshot: Snapshot) -> list[str]:

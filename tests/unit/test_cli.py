@@ -93,7 +93,7 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     done = advisor("policies", "--json")
     doc = json.loads(done.stdout)
     families = {f["family"]: f for f in doc["families"]}
-    assert list(families) == ["ordering", "backfill", "threshold"]
+    assert list(families) == ["ordering", "backfill", "threshold", "queues"]
     assert families["ordering"]["default"] == "fcfs" and families["threshold"]["default"] is None
     plugins = {m["plugin"]: m for f in doc["families"] for m in f["members"]}
     queue, depth = plugins["threshold/queue"], plugins["backfill/depth"]
@@ -106,6 +106,9 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     exp = plugins["ordering/exp"]
     assert exp["fidelity"] == "none" and exp["candidates"] == []
     assert plugins["ordering/lcfs"]["candidates"] == []        # never bounds waiting in Slurm
+    queues = plugins["queues/runtime"]       # with FCFS only; no history: fallback boundaries
+    assert queues["candidates"] == ["P=2 cuts=4h", "P=3 cuts=1h/12h", "P=4 cuts=1h/4h/12h"]
+    assert queues["fidelity"] == "approximate"
     text = advisor("policies").stdout
     assert "threshold (optional)" in text and "backfill (default easy)" in text
 

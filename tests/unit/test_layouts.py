@@ -1,13 +1,13 @@
-"""An enactment with a partition layout and a route (what a queue-count family will give):
-rendered as PartitionName lines, job_submit.lua and ``scontrol update Partition=``, and
-simulated on the same layout with the same routing; ``--apply`` refuses it."""
+"""An enactment with a partition layout and a route: rendered as PartitionName lines (the
+replaced partition kept drained while it runs jobs), job_submit.lua and ``scontrol update
+Partition=``, and simulated on the same layout with the same routing; ``--apply`` refuses
+to redefine a partition that slurm.conf itself holds."""
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from adapters.slurm_apply import apply_change
-from adapters.slurm_cli import SlurmCommands
+from adapters.slurm_apply import check_partitions, merged_fragment
 from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.engine.slurm_layout import FIXED, LIMIT
 from advisor.errors import BadInput
@@ -58,15 +58,19 @@ def kth():
     return snap, hist, slurm_candidate(policy, snap.config, snap.machine)
 
 
-def test_the_layout_is_rendered_with_its_route(kth):
+def test_the_layout_is_rendered_with_its_route(kth, tmp_path):
     snap, _, cand = kth
     change = change_for(cand, snap)
     half = len(snap.machine.nodes) // 2
+    assert snap.running and change.removed == ()
     assert change.partitions == (
         f"PartitionName=short Nodes=p[1-{half}] MaxTime=60 PriorityTier=1 PriorityJobFactor=1 "
         "OverSubscribe=NO State=UP Default=YES",
         f"PartitionName=long Nodes=p[{half + 1}-{2 * half}] MaxTime=UNLIMITED PriorityTier=1 "
-        "PriorityJobFactor=1 OverSubscribe=NO State=UP")
+        "PriorityJobFactor=1 OverSubscribe=NO State=UP",
+        # batch runs jobs: Slurm would fail them if it vanished
+        f"PartitionName=batch Nodes=p[1-{2 * half}] MaxTime=UNLIMITED PriorityTier=1 "
+        "PriorityJobFactor=1 OverSubscribe=NO State=DRAIN")
     assert all(line in change.fragment for line in change.partitions)
     assert "job_desc.partition = 'short'" in change.script
     moved = [c for c in change.commands if "Partition=" in c]
@@ -74,8 +78,13 @@ def test_the_layout_is_rendered_with_its_route(kth):
     assert len(moved) == len(snap.pending) and long_jobs
     assert {f"scontrol update JobId={j.job_id} Partition=long" for j in long_jobs} <= set(moved)
     assert change.commands[0] == "scontrol reconfigure"
-    with pytest.raises(BadInput, match="redefines partitions"):
-        apply_change(change, snap, SlurmCommands(bin_dir="/nonexistent"))
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=p[1-100] CPUs=1\nPartitionName=batch Nodes=ALL Default=YES\n")
+    with pytest.raises(BadInput, match=r"defines partition batch itself \(line 2\).*: move that line"):
+        check_partitions(conf, set(change.layout_names))
+    merged = merged_fragment("PartitionName=batch Nodes=ALL\nSchedulerType=sched/backfill\n",
+                             change)
+    assert merged.count("PartitionName=") == 3 and "State=DRAIN" in merged
 
 
 def test_the_simulation_plays_the_layout_and_the_route(kth):

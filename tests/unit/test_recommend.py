@@ -16,7 +16,10 @@ from tests.conftest import bundled
 
 #: the default grid as it stood before the policy families became plugins (identical, in
 #: the same order: T=24h is now written T=1d)
-GRID = ["easy:FCFS", "depth:FCFS:k=2", "depth:FCFS:k=4", "conservative:FCFS"] + [
+#: runtime-class queues pair with EASY-FCFS only; with no history, the fallback boundaries
+GRID = ["easy:FCFS:P=2:cuts=4h", "easy:FCFS:P=3:cuts=1h/12h",
+        "easy:FCFS:P=4:cuts=1h/4h/12h", "easy:FCFS", "depth:FCFS:k=2", "depth:FCFS:k=4",
+        "conservative:FCFS"] + [
     f"{bf}:{order}" + (f":{k}" if k else "") + f":T={t}"
     for order in ("SPF", "LPF", "SQF", "LQF")
     for bf, k in (("easy", ""), ("depth", "k=2"), ("depth", "k=4"), ("conservative", ""))
@@ -159,7 +162,7 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     snap, _ = _setup(bundled("KTH-SP2", False))
     specs = [p.spec for p in default_grid(Context(snap.machine, snap.config))]
     assert specs == GRID
-    assert len(specs) == 52 and not [s for s in specs if "LCFS" in s]
+    assert len(specs) == 55 and not [s for s in specs if "LCFS" in s]
     assert all("T=" in s for s in specs if ":FCFS" not in s)
     with pytest.raises(BadInput, match="LCFS has no Slurm form"):
         slurm_candidate(parse_policy("easy:LCFS:T=4h"), snap.config, snap.machine)

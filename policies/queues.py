@@ -1,0 +1,258 @@
+"""queues/runtime: P runtime-class queues, Lawson and Smirni's multiple-queue backfilling.
+
+The machine is split into P partitions, one queue each, and a job goes to the class of its
+time limit: class k holds the jobs whose limit is below the k-th boundary, the last class
+everything above (the paper's footnote 8); in Slurm, the jobs whose limit does not exceed
+the class's MaxTime. ``cuts`` gives the P - 1 boundaries; empty, they balance job counts (the paper's Fig. 3, reconstructed as count quantiles): in the textbook
+engine from the previous week's completed jobs, every week (§2.1), and in Slurm from the
+limits of the history's last week at the time of the advice.
+
+Textbook (``configure``): ``advisor.engine.multiqueue``, EASY-FCFS in each queue, a pivot per
+queue, borrowing across partitions without delaying any pivot; P = 1 is plain EASY.
+
+In Slurm (``enact``; docs/slurm-mapping.md, "Runtime-class queues") the site's default
+partition gains P partitions ``<name>1`` .. ``<name>P`` that split its nodes (evenly by
+CPUs, in node order), class k with MaxTime = its boundary and the last with the default
+partition's own MaxTime and DefaultTime; the default partition itself stays, over all its
+nodes. job_submit.lua sends a job to its class *and every longer one* (``<name>2,<name>3``):
+Slurm starts it in the first that has room, which is how a short job borrows a longer
+class's idle nodes. A job wider than all of those goes to the default partition, whose
+reservation spans the whole machine (the paper's pivot never starves a whole-machine job).
+A job with no limit is given its partition's DefaultTime explicitly, so that the class it
+starts in cannot change it. Each partition holds one reservation
+(``bf_job_part_count_reserve=1``), its pivot. Pending jobs are moved with ``scontrol update
+JobId=.. Partition=..``, since the script acts only at submission. Jobs asking for another
+of the site's partitions are left alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from advisor.plugins import (LIMIT_MINUTES_LUA, Context, Enactment, EngineConfig,
+                             JobColumns, LuaFragment, NoSlurmForm, PluginBase,
+                             balanced_cuts, format_duration, param, parse_duration)
+from advisor.plugins.enactment import YEAR_MINUTES
+
+DEFAULT_P, MIN_P, MAX_P = 2, 1, 8
+#: the counts of classes the grid proposes (one class: only to undo an earlier layout)
+GRID_P = (1, 2, 3, 4)
+#: boundaries when no history says otherwise: an hour, four hours, half a day
+FALLBACK_CUTS = {2: (4 * 3600,), 3: (3600, 12 * 3600), 4: (3600, 4 * 3600, 12 * 3600)}
+#: Slurm counts limits in minutes: boundaries are rounded up to whole ones
+MINUTE = 60
+
+
+def parse_cuts(text: str) -> tuple[int, ...]:
+    """``1h/12h`` as seconds, ascending; () for ""."""
+    if not text.strip():
+        return ()
+    cuts = tuple(parse_duration(t) for t in text.split("/"))
+    if any(b <= a for a, b in zip(cuts, cuts[1:])) or cuts[0] <= 0:
+        raise ValueError(f"cuts={text}: boundaries must be positive and ascending")
+    return cuts
+
+
+def write_cuts(cuts) -> str:
+    return "/".join(format_duration(int(c)) for c in cuts)
+
+
+@dataclass(frozen=True)
+class Params:
+    P: int = param(DEFAULT_P, "runtime classes (queues, partitions); 1 is a single queue",
+                   min=MIN_P, max=MAX_P)
+    cuts: str = param("", "the P-1 class boundaries, ascending (e.g. 1h/12h); empty: "
+                      "balanced job counts, every week from the previous week's jobs "
+                      "(textbook) or from the history's last week (Slurm)")
+
+    def __post_init__(self):
+        cuts = parse_cuts(self.cuts)
+        if cuts and len(cuts) != self.P - 1:
+            raise ValueError(f"P={self.P} needs {self.P - 1} boundaries in cuts, not "
+                             f"{len(cuts)}")
+
+
+def history_cuts(limits, parts: int) -> tuple[int, ...]:
+    """Boundaries balancing the counts of ``limits`` (seconds) over ``parts`` classes, in
+    whole minutes; () when the history has too few distinct limits for that many."""
+    if parts == 1:
+        return ()
+    values = np.asarray([v for v in limits if v > 0], np.int64)
+    if len(values) < parts:
+        return ()
+    cuts = -(-balanced_cuts(values, parts) // MINUTE) * MINUTE
+    return tuple(int(c) for c in cuts) if (np.diff(cuts) > 0).all() else ()
+
+
+@dataclass(frozen=True)
+class ClassRoute:
+    """job_submit.lua's routing (a ``JobRule``). A job asking for no partition or for one of
+    ``own`` goes to every class (``classes``: name, MaxTime in seconds or None, CPUs) whose
+    MaxTime its limit does not exceed and that has its CPUs, or, when none has, to the
+    whole-machine partition ``wide``; the others keep theirs."""
+
+    classes: tuple[tuple[str, int | None, int], ...]
+    wide: str
+    own: tuple[str, ...]
+    name: str = "runtime classes"
+
+    def values(self, jobs: JobColumns, now: int) -> np.ndarray:
+        out = np.empty(len(jobs.limit), object)
+        asked = jobs.partition if jobs.partition is not None else [""] * len(out)
+        for i, (limit, cpus, wanted) in enumerate(zip(jobs.limit, jobs.cpus, asked)):
+            names = [n for n in str(wanted or "").split(",") if n]
+            if names and not set(names) <= set(self.own):
+                out[i] = ",".join(names)
+                continue
+            fits = [n for n, top, room in self.classes
+                    if (top is None or limit <= top) and cpus <= room]
+            out[i] = ",".join(fits) or self.wide
+        return out
+
+    @property
+    def lua(self) -> LuaFragment:
+        rows = "".join(f'   {{"{n}", {"nil" if top is None else top // MINUTE}, {room}}},\n'
+                       for n, top, room in self.classes)
+        own = ", ".join(f'["{n}"] = true' for n in self.own)
+        helpers = LIMIT_MINUTES_LUA + (
+            "-- runtime classes, shortest first: partition, MaxTime in minutes (nil: none), "
+            "CPUs\n"
+            f"local ADVISOR_CLASSES = {{\n{rows}}}\n"
+            f"local ADVISOR_OWN = {{ {own} }}\n"
+            "local function advisor_route(job_desc, part_list)\n"
+            "   local wanted = job_desc.partition\n"
+            "   if wanted ~= nil then\n"
+            "      for name in string.gmatch(wanted, \"[^,]+\") do\n"
+            "         if not ADVISOR_OWN[name] then return end\n"
+            "      end\n"
+            "   end\n"
+            "   local limit = limit_minutes(job_desc, part_list)\n"
+            "   if (job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL)\n"
+            f"      and limit < {YEAR_MINUTES} then\n"
+            "      job_desc.time_limit = limit\n"
+            "   end\n"
+            "   local cpus = job_desc.min_cpus\n"
+            "   if cpus == nil or cpus == slurm.NO_VAL then cpus = 1 end\n"
+            "   local names = {}\n"
+            "   for _, c in ipairs(ADVISOR_CLASSES) do\n"
+            "      if (c[2] == nil or limit <= c[2]) and cpus <= c[3] then\n"
+            "         table.insert(names, c[1])\n"
+            "      end\n"
+            "   end\n"
+            f'   if #names == 0 then names = {{"{self.wide}"}} end\n'
+            "   job_desc.partition = table.concat(names, \",\")\n"
+            "end\n")
+        return LuaFragment("route jobs to runtime classes by time limit", helpers,
+                           "   advisor_route(job_desc, part_list)\n")
+
+
+def _default(context: Context):
+    parts = context.cluster.partitions
+    return next((p for p in parts if p.default), parts[0])
+
+
+def base_of(context: Context) -> tuple[str, tuple]:
+    """The default partition's name and the partitions of the layout: itself, and the
+    classes ``<name>1`` .. of an earlier one."""
+    base = _default(context).name
+    names = {base, *(f"{base}{k}" for k in range(1, MAX_P + 1))}
+    return base, tuple(p for p in context.cluster.partitions if p.name in names)
+
+
+def _split(nodes, cpus: dict[str, int], parts: int) -> list[tuple[str, ...]]:
+    """``nodes`` in ``parts`` consecutive groups of nearly equal CPUs."""
+    total = sum(cpus[n] for n in nodes)
+    groups, seen, at = [[] for _ in range(parts)], 0, 0
+    for i, n in enumerate(nodes):
+        left = len(nodes) - i
+        if at < parts - 1 and groups[at] and (seen >= total * (at + 1) / parts
+                                              or left == parts - 1 - at):
+            at += 1
+        groups[at].append(n)
+        seen += cpus[n]
+    return [tuple(g) for g in groups]
+
+
+class RuntimeQueues(PluginBase):
+    family = "queues"
+    name = "runtime"
+    summary = "P runtime-class queues with borrowing (Lawson and Smirni)"
+    Params = Params
+    rank = 40
+
+    def candidates(self, context: Context) -> tuple:
+        _, own = base_of(context)
+        out = []
+        for parts in GRID_P:
+            if parts == 1:
+                if len(own) > 1:        # undo an earlier layout
+                    out.append(Params(P=1))
+                continue
+            cuts = history_cuts(context.limits, parts) if context.limits else \
+                FALLBACK_CUTS[parts]
+            if cuts:
+                out.append(Params(P=parts, cuts=write_cuts(cuts)))
+        return tuple(out)
+
+    def in_grid(self, params: Params, policy) -> bool:
+        """In the default grid with FCFS only: the paper's policy, and a few candidates
+        rather than one per ordering."""
+        ordering = policy.choice("ordering")
+        return ordering is not None and ordering.plugin.name == "fcfs"
+
+    def configure(self, config: EngineConfig, params: Params) -> EngineConfig:
+        return replace(config, queues=params.P, queue_cuts=parse_cuts(params.cuts))
+
+    def enact(self, params: Params, context: Context) -> Enactment:
+        base, own = base_of(context)
+        template = _default(context)
+        sets = {"scheduler_type": "sched/backfill", "backfill.bf_job_part_count_reserve": 1}
+        kept = tuple(p for p in context.cluster.partitions if p not in own or p is template)
+        if params.P == 1:            # one queue: the default partition alone, as it was
+            return Enactment(sets=sets, partitions=kept if len(own) > 1 else None)
+        cuts = parse_cuts(params.cuts) or history_cuts(context.limits, params.P) or \
+            FALLBACK_CUTS.get(params.P, ())
+        if len(cuts) != params.P - 1:
+            raise NoSlurmForm(f"{params.P} runtime classes need {params.P - 1} boundaries: "
+                              "give them as cuts=1h/12h")
+        top = template.max_time
+        if top is not None and cuts[-1] >= top:
+            raise NoSlurmForm(f"the boundary {format_duration(cuts[-1])} is not below "
+                              f"partition {base}'s MaxTime {format_duration(top)}")
+        held = set(template.nodes)
+        nodes = [n for n in context.cluster.nodes if n.name in held]
+        if len(nodes) < params.P:
+            raise NoSlurmForm(f"{params.P} runtime classes need {params.P} nodes; "
+                              f"partition {base} has {len(nodes)}")
+        cpus = {n.name: n.cpus for n in nodes}
+        maxes = [-(-c // MINUTE) * MINUTE for c in cuts] + [top]
+        classes = tuple(
+            replace(template, name=f"{base}{k + 1}", nodes=group, max_time=maxes[k],
+                    default_time=template.default_time if k == params.P - 1 else None,
+                    default=False, state="UP")
+            for k, group in enumerate(_split([n.name for n in nodes], cpus, params.P)))
+        names = tuple(sorted({base, *(p.name for p in own), *(p.name for p in classes)}))
+        route = ClassRoute(tuple((p.name, p.max_time, sum(cpus[n] for n in p.nodes))
+                                 for p in classes), base, names)
+        return Enactment(sets=sets, partitions=kept + classes, route=route,
+                         fidelity="approximate", caveats=CAVEATS)
+
+
+CAVEATS = (
+    "a job wider than every class it may run in goes to the whole default partition, "
+    "which overlaps the classes (the paper's pivot that counts every partition)",
+    "a job may run in its class or any longer one: short jobs borrow the longer classes' "
+    "idle nodes, long jobs never borrow the short ones' (the paper lets any job borrow "
+    "without delaying a pivot)",
+    "a borrowing job holds the lent nodes until it ends: nodes are not recalled, and each "
+    "partition keeps its node set (the paper's partitions drift as processors move)",
+    "one reservation per partition (bf_job_part_count_reserve=1): a pivot plans on its "
+    "partitions' nodes only, while the paper's pivot counts the whole machine",
+    "job_submit.lua routes by time limit at submission (an unset limit becomes the default "
+    "partition's DefaultTime); pending jobs are moved by scontrol update; a limit changed "
+    "later does not move the job",
+    "the boundaries stay until the advisor changes them (the paper recomputes them weekly)",
+)
+
+RUNTIME = RuntimeQueues()
