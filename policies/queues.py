@@ -134,6 +134,10 @@ class ClassRoute:
             "   end\n"
             "   local cpus = job_desc.min_cpus\n"
             "   if cpus == nil or cpus == slurm.NO_VAL then cpus = 1 end\n"
+            "   local tasks = job_desc.num_tasks\n"
+            "   if tasks ~= nil and tasks ~= slurm.NO_VAL and tasks > cpus then\n"
+            "      cpus = tasks\n"
+            "   end\n"
             "   local names = {}\n"
             "   for _, c in ipairs(ADVISOR_CLASSES) do\n"
             "      if (c[2] == nil or limit <= c[2]) and cpus <= c[3] then\n"
@@ -210,7 +214,11 @@ class RuntimeQueues(PluginBase):
         sets = {"scheduler_type": "sched/backfill", "backfill.bf_job_part_count_reserve": 1}
         kept = tuple(p for p in context.cluster.partitions if p not in own or p is template)
         if params.P == 1:            # one queue: the default partition alone, as it was
-            return Enactment(sets=sets, partitions=kept if len(own) > 1 else None)
+            if len(own) == 1:
+                return Enactment(sets=sets)
+            names = tuple(sorted(p.name for p in own))     # its jobs go back to it
+            return Enactment(sets=sets, partitions=kept, route=ClassRoute((), base, names),
+                             fidelity="exact")
         cuts = parse_cuts(params.cuts) or history_cuts(context.limits, params.P) or \
             FALLBACK_CUTS.get(params.P, ())
         if len(cuts) != params.P - 1:

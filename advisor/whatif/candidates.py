@@ -65,13 +65,14 @@ class Candidate:
                 "partitions": [p.name for p in self.enactment.partitions or ()]}
 
 
-def current_candidate(config: SchedulingConfig, site=None) -> Candidate:
-    """The configuration in effect; ``site``: the site-factor rule its job_submit.lua
-    applies, when known (an online replay's), else pending jobs keep theirs."""
+def current_candidate(config: SchedulingConfig, site=None, route=None) -> Candidate:
+    """The configuration in effect; ``site`` and ``route``: the site-factor rule and the
+    route its job_submit.lua applies, when known (an online replay's), else pending jobs keep
+    their site factors and partitions, and new jobs get none and the default partition."""
     note = ("the configuration in effect; pending jobs keep their site factors and new jobs "
             "get none") if site is None else "the configuration in effect"
     return Candidate(CURRENT, "in effect", config,
-                     Enactment(site_factor=site, caveats=(note,)))
+                     Enactment(site_factor=site, route=route, caveats=(note,)))
 
 
 def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
@@ -103,15 +104,16 @@ def history_limits(history: pd.DataFrame) -> tuple[int, ...]:
 
 
 def candidates_for(snapshot: Snapshot, policies: list[Policy] | None = None,
-                   site=None, limits: tuple[int, ...] = ()) -> list[Candidate]:
-    """The configuration in effect (with its site-factor rule ``site``, when known), then
+                   site=None, limits: tuple[int, ...] = (), route=None) -> list[Candidate]:
+    """The configuration in effect (with its site-factor rule ``site`` and its ``route``,
+    when known), then
     each policy's Slurm form (default: the whole default grid). Candidates identical to an
     earlier one are left out."""
     if policies is None:
         context = Context(snapshot.machine, snapshot.config, len(snapshot.pending), None,
                           limits=limits)
         policies = default_grid(context)
-    out = [current_candidate(snapshot.config, site)]
+    out = [current_candidate(snapshot.config, site, route)]
     for policy in policies:
         c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits)
         if all(c.enacts != o.enacts for o in out):

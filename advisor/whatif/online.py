@@ -29,7 +29,7 @@ from advisor.plugins.spec import BASELINE, Policy, parse_policy
 from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.whatif.recommend import Settings, recommend
 from advisor.whatif.runner import Executor
-from advisor.whatif.scenario import candidate_input, nice_of
+from advisor.whatif.scenario import candidate_input, nice_of, routed
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
 
     def decide(t: int, snap: Snapshot, history: pd.DataFrame, cur: Candidate) -> Candidate:
         rec = recommend(snap, history, settings, executor,
-                        previous=cur.spec if cur.spec != baseline.spec else None, site=cur.site)
+                        previous=cur.spec if cur.spec != baseline.spec else None, site=cur.site,
+                        route=cur.enactment.route)
         new = rec.candidates[rec.chosen] if rec.change else cur
         decisions.append(Decision(t, rec.triggered, new.spec, rec.change, rec.reason))
         if on_progress:
@@ -124,6 +125,8 @@ class _System:
         t = int(self.submit.min()) - 1
         for n, nxt in enumerate([*points, None]):
             snap = self.snapshot(t, start, current.config)
+            if current.enactment.partitions is not None:   # the layout in effect
+                snap = routed(snap, current)
             if n > 0:
                 current = decide(t, snap, self.history(t, start), current)
             arriving = self.submit > t

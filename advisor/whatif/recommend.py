@@ -124,17 +124,17 @@ def queue_slowdown(snapshot: Snapshot) -> float:
 def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Settings(),
               executor: Executor | None = None, previous: str | None = None,
               on_progress: Callable[[int, int], None] | None = None,
-              site: object | None = None) -> Recommendation:
+              site: object | None = None, route: object | None = None) -> Recommendation:
     """Simulate, compare, decide. ``history``: finished jobs (``advisor.whatif.futures``);
-    ``previous``: the spec recommended last time (hysteresis); ``site``: the site-factor
-    rule in effect, when known."""
+    ``previous``: the spec recommended last time (hysteresis); ``site`` and ``route``: the
+    site-factor rule and the route in effect, when known."""
     settings.check()
     limits = history_limits(history)
     context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
                       settings.conservative_up_to, limits=limits)
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
-    candidates = candidates_for(snapshot, policies, site, limits)
+    candidates = candidates_for(snapshot, policies, site, limits, route)
     ref = reference_index(candidates, settings.reference, snapshot, limits)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))

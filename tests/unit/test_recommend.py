@@ -225,7 +225,7 @@ def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     assert [p.spec for p in full] == GRID and why == ""
     kept, why = grid(replace(context, long_queue=n - 1))
     assert [p.spec for p in kept] == [s for s in GRID if not s.startswith("conservative:")]
-    assert len(kept) == 39
+    assert len(kept) == 42
     assert why == (f"13 conservative candidates not simulated: {n} jobs pending, more than "
                    f"--conservative-up-to {n - 1} (on a long queue each of their simulations "
                    "takes seconds); name one with --candidate, e.g. conservative:FCFS, to "
