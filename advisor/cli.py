@@ -188,6 +188,27 @@ def cmd_tune(args, out: Console) -> int:
     return EXIT_OK
 
 
+def cmd_queues(args, out: Console) -> int:
+    from advisor.studies.queue_counts import queue_count_study
+    if args.plot:
+        _check_output(args.plot, extra=("matplotlib", "plot"))
+    workload = _load(args)
+    _compile_notice()
+    with out.status("simulating the queue counts"):
+        study = queue_count_study(workload, args.trigger, args.weeks_ahead, args.estimates,
+                                  args.setting, args.parts, args.samples, args.seed)
+    if args.plot:
+        from adapters.files import atomic_write
+        from advisor.views.plots import queue_count_png
+        atomic_write(args.plot, queue_count_png(study))
+    if args.json:
+        _emit_json(study.as_dict())
+    else:
+        from advisor.views.queues import queue_count_view
+        out.print(queue_count_view(study))
+    return EXIT_OK
+
+
 def _snapshot(args):
     """The snapshot ``--from`` names, and its source: a live cluster read, or a trace
     replayed to the moment under ``--policy`` (parsed first, before any reading)."""
@@ -416,8 +437,8 @@ def cmd_bench(args, out: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "snapshot": cmd_snapshot,
-            "recommend": cmd_recommend, "report": cmd_report,
+COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "queues": cmd_queues,
+            "snapshot": cmd_snapshot, "recommend": cmd_recommend, "report": cmd_report,
             "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench}
 
 

@@ -12,6 +12,7 @@ from advisor.plugins.contract import LONG_QUEUE
 EXAMPLES = {
     "replay": "advisor replay CTC-SP2 --policy easy:FCFS:FCFS --policy easy:SPF:SPF:T=20h",
     "tune": "advisor tune KTH-SP2 --weeks 50 --threshold 20h --plot tune.png",
+    "queues": "advisor queues KTH-SP2 --trigger 100 --weeks-ahead 2 --plot queues.png",
     "snapshot": "advisor snapshot --from swf:KTH-SP2@1996-12-09T13:00",
     "recommend": "advisor recommend --from swf:KTH-SP2@150d --write change/",
     "report": "advisor report --last 10 --plot report.png",
@@ -143,6 +144,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     p.add_argument("--plot", metavar="PNG", help="write a plot of every policy's train and "
                    "test results, the best named")
+
+    p = command("queues", "Lawson and Smirni's study: runtime-class queues, fixed and chosen "
+                "online, against one queue, week by week")
+    _trace_options(p)
+    p.add_argument("--trigger", type=float, default=10.0, metavar="T",
+                   help="queue bounded slowdown that triggers a test (default 10)")
+    p.add_argument("--weeks-ahead", type=int, default=1, metavar="L",
+                   help="weeks each test simulates (default 1)")
+    p.add_argument("--parts", type=int, default=4, help="the fixed number of queues "
+                   "compared (default 4)")
+    p.add_argument("--setting", choices=("paper", "honest"), default="paper",
+                   help="paper: the tests replay the trace's own future (hindsight); "
+                        "honest: futures drawn from the finished jobs only")
+    p.add_argument("--samples", type=int, default=4, help="honest: futures per test")
+    p.add_argument("--plot", metavar="PNG", help="write R per week as a plot")
 
     p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
                 "replayed up to a moment")

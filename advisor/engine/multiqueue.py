@@ -167,6 +167,47 @@ class MultiQueue:
         return other
 
     @property
+    def known(self) -> int:
+        """How many jobs (in submit order) have arrived by ``now``."""
+        return int(self.scalars[AI])
+
+    def with_future(self, arrays: JobArrays) -> "MultiQueue":
+        """A copy of this run whose future is ``arrays``: the jobs known now (the first
+        ``known``, same submit times, estimates and sizes; their runtimes, for the running
+        and queued ones, as ``arrays`` says) followed by other arrivals. Running jobs end at
+        their start plus the new runtime, which must leave them running now."""
+        known = self.known
+        if not (self.weekly and len(arrays) >= known and arrays.machine ==
+                self.arrays.machine and np.array_equal(arrays.submit[:known],
+                                                      self.arrays.submit[:known])):
+            raise ValueError("a future continues this run's known jobs, with weekly classes")
+        n = len(arrays)
+        other = self.copy()
+        other.arrays = arrays
+
+        def grown(a, fill):
+            out = np.full(n, fill, a.dtype)
+            out[:known] = a[:known]
+            return out
+
+        for name, fill in (("klass", 0), ("start", -1), ("promised", -1), ("rank", -1),
+                           ("anchor", NEVER), ("exp_end", 0), ("state", 0)):
+            setattr(other, name, grown(getattr(self, name), fill))
+        other.jobs = np.zeros((6, n), np.int64)
+        sc = self.scalars
+        for row, size in ((0, sc[NQ]), (1, sc[NRL]), (4, sc[ND]), (5, sc[ND])):
+            other.jobs[row, :size] = self.jobs[row, :size]
+        running = self.jobs[3, :sc[HN]]
+        ends = other.start[running] + arrays.runtime[running]
+        if (ends <= self.now).any():
+            raise ValueError("a running job's new runtime ends it before now")
+        order = np.lexsort((running, ends))     # sorted: a valid heap
+        other.jobs[2, :len(order)] = ends[order]
+        other.jobs[3, :len(order)] = running[order]
+        other.profile = np.empty((2, n + 2 * MAX_PARTS + 8), np.int64)
+        return other
+
+    @property
     def parts_now(self) -> int:
         return int(self.scalars[PARTS])
 

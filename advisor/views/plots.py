@@ -51,6 +51,27 @@ BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
           "tail_push": ("^", "tab:purple", "pushes a job past risk x its wait")}
 
 
+def queue_count_png(study) -> bytes:
+    """Lawson and Smirni's Figs. 5 and 7: R per week of P fixed classes and of the online
+    choice against one queue (a ``QueueCountStudy``)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    w = study.weekly
+    ax.plot(w["week"], w["r_fixed"], lw=1, ls="--", color="0.45",
+            label=f"{study.parts} queues (R {study.r_fixed:+.2f})")
+    ax.plot(w["week"], w["r_online"], lw=1.4, color="tab:blue",
+            label=f"online, T={study.trigger:g} L={study.weeks_ahead} "
+                  f"(R {study.r_online:+.2f})")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlabel("week")
+    ax.set_ylabel("R against one queue (> 0: better)")
+    ax.set_title(f"{study.trace}: slowdown ratio per week, {study.estimates} estimates, "
+                 f"{study.setting} setting", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return _png(fig, plt)
+
+
 def report_png(last: dict, docs: list[dict]) -> bytes:
     plt = _pyplot()
     return _png(report_figure(last, docs), plt)
