@@ -4,7 +4,12 @@ single-queue EASY, ours beside the paper's Table 3, and Table 2's test and chang
 Table 1's settings. The local traces are not the paper's versions (docs: the bundled
 traces' README), so the comparison is of signs and orderings, not values.
 
-    .venv/bin/python bench/queue_counts.py [--traces KTH-SP2,...] [--grid] [--json F]
+With --honest, also the online policy in the honest setting (futures drawn from the
+finished jobs only) at Table 1's settings; with --decision, the time of one test (P = 1..4
+simulated a week ahead) from the busiest tested state of SDSC-BLUE, in both settings.
+
+    .venv/bin/python bench/queue_counts.py [--traces KTH-SP2,...] [--grid] [--honest]
+                                           [--decision] [--json F]
 """
 from __future__ import annotations
 
@@ -24,7 +29,9 @@ from adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.engine import Estimates, job_arrays  # noqa: E402
 from advisor.engine.multiqueue import a_priori_classes, run_queues  # noqa: E402
 from advisor.metrics import schedule_table, slowdown_ratio  # noqa: E402
-from advisor.studies.queue_counts import online_queue_counts  # noqa: E402
+from advisor.engine.multiqueue import NQ, NRL, TRIGGERED, MultiQueue  # noqa: E402
+from advisor.model import SECONDS_PER_WEEK  # noqa: E402
+from advisor.studies.queue_counts import online_queue_counts, score_parts  # noqa: E402
 
 TRACES = ("CTC-SP2", "KTH-SP2", "SDSC-SP2", "SDSC-BLUE")
 #: the paper's Table 1 (T, L), Table 2 (weeks, tests, changes, changes to P = 1..4) and
@@ -49,10 +56,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", default=",".join(TRACES))
     ap.add_argument("--grid", action="store_true", help="every T/L of Table 3 (minutes)")
+    ap.add_argument("--honest", action="store_true", help="also the honest setting")
+    ap.add_argument("--decision", action="store_true", help="time one test on SDSC-BLUE")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     out, doc = Console(), {}
-    for name in args.traces.split(","):
+    if args.decision:
+        doc["decision"] = decision(out)
+        args.traces = "" if not args.grid and not args.honest else args.traces
+    for name in filter(None, args.traces.split(",")):
         workload = read_swf(resolve_trace(name))
         request = workload.jobs["req_time"].to_numpy()
         user = job_arrays(workload, Estimates("user"))
@@ -80,6 +92,16 @@ def main() -> None:
         t, ahead = TABLE1[name]
         best = rows[f"{t:g}/{ahead}"]
         doc[name] = {"fig6a": fig6a, "fig6b": fig6b, "online": rows}
+        if args.honest:
+            clock = time.perf_counter()
+            users = workload.jobs["user"].astype(str).to_numpy()
+            run = online_queue_counts(user, t, ahead, setting="honest", users=users)
+            honest = {"r": r_of(user, run.start, one_user),
+                      "seconds": time.perf_counter() - clock, **run.as_dict()}
+            doc[name]["honest"] = honest
+            out.print(f"honest setting at {t:g}/{ahead}: R {honest['r']:+.3f}, "
+                      f"{honest['tests']} tests, {honest['changes']} changes, "
+                      f"{honest['seconds']:.1f} s")
         table = Table(title=f"{name}: R against single-queue EASY (paper's Table 3 beside)",
                       title_justify="left")
         for col in ("T/L", "R ours", "R paper", "tests", "changes", "to P=1..4", "s"):
@@ -98,6 +120,31 @@ def main() -> None:
                   f"{best['tests']} tests, {best['changes']} changes\n")
     if args.json:
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def decision(out: Console) -> dict:
+    """One test (P = 1..4, L = 1 week) from the tested state of SDSC-BLUE (T = 10) with the
+    most jobs queued, timed in both settings (medians of three)."""
+    workload = read_swf(resolve_trace("SDSC-BLUE"))
+    arrays = job_arrays(workload, Estimates("user"))
+    users = workload.jobs["user"].astype(str).to_numpy()
+    run, busiest, queued = MultiQueue(arrays, 4), None, -1
+    while run.advance(trigger=10) == TRIGGERED:
+        waiting = int(run.scalars[NQ])
+        if waiting > queued:
+            busiest, queued = run.copy(), waiting
+    figures = {"queued": queued, "running": int(busiest.scalars[NRL]), "time": busiest.now}
+    for setting in ("paper", "honest"):
+        times = []
+        for _ in range(3):
+            clock = time.perf_counter()
+            score_parts(busiest, SECONDS_PER_WEEK, 4, setting, users)
+            times.append(time.perf_counter() - clock)
+        figures[setting] = sorted(times)[1]
+    out.print(f"one test on SDSC-BLUE ({queued} queued, {figures['running']} running, "
+              f"P = 1..4, a week ahead): paper setting {figures['paper']:.2f} s, honest "
+              f"(4 futures each) {figures['honest']:.2f} s (target < 5 s)")
+    return figures
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 The machine is split into P partitions, one queue each, and a job goes to the class of its
 time limit: class k holds the jobs whose limit is below the k-th boundary, the last class
 everything above (the paper's footnote 8); in Slurm, the jobs whose limit does not exceed
-the class's MaxTime. ``cuts`` gives the P - 1 boundaries; empty, they balance job counts (the paper's Fig. 3, reconstructed as count quantiles): in the textbook
-engine from the previous week's completed jobs, every week (§2.1), and in Slurm from the
-limits of the history's last week at the time of the advice.
+the class's MaxTime. ``cuts`` gives the P - 1 boundaries; empty, they balance job counts: in the textbook engine
+from the previous week's completed jobs, every week (§2.1; the paper's Fig. 3 as
+``advisor.engine.multiqueue`` reconstructs it), and in Slurm from the limits of the
+history's last week at the time of the advice (``history_cuts``).
 
 Textbook (``configure``): ``advisor.engine.multiqueue``, EASY-FCFS in each queue, a pivot per
 queue, borrowing across partitions without delaying any pivot; P = 1 is plain EASY.
@@ -32,7 +33,7 @@ import numpy as np
 
 from advisor.plugins import (LIMIT_MINUTES_LUA, Context, Enactment, EngineConfig,
                              JobColumns, LuaFragment, NoSlurmForm, PluginBase,
-                             balanced_cuts, format_duration, param, parse_duration)
+                             format_duration, param, parse_duration)
 from advisor.plugins.enactment import YEAR_MINUTES
 
 DEFAULT_P, MIN_P, MAX_P = 2, 1, 8
@@ -74,15 +75,24 @@ class Params:
 
 
 def history_cuts(limits, parts: int) -> tuple[int, ...]:
-    """Boundaries balancing the counts of ``limits`` (seconds) over ``parts`` classes, in
-    whole minutes; () when the history has too few distinct limits for that many."""
-    if parts == 1:
+    """Boundaries balancing the counts of ``limits`` (seconds) over ``parts`` classes, a job
+    in the first class whose boundary it does not exceed (Slurm's MaxTime): boundary k is
+    the limit at or below which the count is nearest to k/P of all (limits cluster on round
+    values, so ties decide); in whole minutes; () when too few distinct limits."""
+    values = np.sort(np.asarray([v for v in limits if v > 0], np.int64))
+    n = len(values)
+    if parts == 1 or n < parts:
         return ()
-    values = np.asarray([v for v in limits if v > 0], np.int64)
-    if len(values) < parts:
-        return ()
-    cuts = -(-balanced_cuts(values, parts) // MINUTE) * MINUTE
-    return tuple(int(c) for c in cuts) if (np.diff(cuts) > 0).all() else ()
+    cuts = []
+    for k in range(1, parts):
+        want = -(-k * n // parts)
+        value = values[want - 1]
+        upto = int(np.searchsorted(values, value, "right"))     # jobs <= value
+        below = int(np.searchsorted(values, value, "left"))     # jobs < value
+        if below and want - below < upto - want:
+            value = values[below - 1]
+        cuts.append(-(-int(value) // MINUTE) * MINUTE)
+    return tuple(cuts) if all(b > a for a, b in zip(cuts, cuts[1:])) else ()
 
 
 @dataclass(frozen=True)

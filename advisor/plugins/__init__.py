@@ -6,11 +6,9 @@ A plugin's own module needs only this package's names:
 
     from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context, EngineConfig,
                                  Enactment, JobColumns, LuaFragment, NoParams, NoSlurmForm,
-                                 PluginBase, SortKey, balanced_cuts, format_duration, param,
-                                 parse_duration)
+                                 PluginBase, SortKey, format_duration, param, parse_duration)
 """
 from advisor.engine import EngineConfig, SortKey
-from advisor.engine.multiqueue import weekly_cuts as balanced_cuts
 from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, PluginBase,
                                       PolicyPlugin, param)
 from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Enactment,
@@ -19,5 +17,5 @@ from advisor.units import format_duration, parse_duration
 
 __all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "Context", "EngineConfig",
            "Enactment", "JobColumns", "JobRule", "LuaFragment", "NoParams", "NoSlurmForm",
-           "PluginBase", "PolicyPlugin", "SortKey", "balanced_cuts", "format_duration",
-           "param", "parse_duration"]
+           "PluginBase", "PolicyPlugin", "SortKey", "format_duration", "param",
+           "parse_duration"]

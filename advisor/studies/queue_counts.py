@@ -104,6 +104,32 @@ def known_future(run: MultiQueue, users: np.ndarray, length: int, seed: int) -> 
     return run.with_future(arrays)
 
 
+def score_parts(run: MultiQueue, length: int, max_parts: int = 4, setting: str = "paper",
+                users: np.ndarray | None = None, samples: int = 4, seed=0
+                ) -> dict[int, float]:
+    """One test: each P = 1 .. ``max_parts`` simulated ``length`` seconds from ``run``'s
+    exact state, and its mean bounded slowdown over that period (honest: over ``samples``
+    futures, the same for every P, drawn with ``seed``)."""
+    now = run.now
+    horizon = now + length
+    if setting == "paper":
+        futures = [run]
+    else:
+        futures = [known_future(run, users, length, int(np.random.SeedSequence(
+            [*np.atleast_1d(seed), s]).generate_state(1)[0])) for s in range(samples)]
+    scores = {}
+    for parts in range(1, max_parts + 1):
+        total = 0.0
+        for future in futures:
+            what_if = future.copy()
+            if parts != run.parts_now:
+                what_if.repartition(parts)
+            what_if.advance(until=horizon)
+            total += period_slowdown(what_if, now, horizon)
+        scores[parts] = total / len(futures)
+    return scores
+
+
 def online_queue_counts(arrays: JobArrays, trigger: float, weeks_ahead: int,
                         max_parts: int = 4, start_parts: int = 4, local: bool = True,
                         week: int = SECONDS_PER_WEEK, setting: str = "paper",
@@ -121,23 +147,8 @@ def online_queue_counts(arrays: JobArrays, trigger: float, weeks_ahead: int,
     result = OnlineRun(run.start, span)
     while run.advance(trigger=trigger) == TRIGGERED:
         now, current = run.now, run.parts_now
-        horizon = now + weeks_ahead * week
-        if setting == "paper":
-            futures = [run]
-        else:
-            futures = [known_future(run, users, horizon - now,
-                                    int(np.random.SeedSequence([seed, result.tests, s])
-                                        .generate_state(1)[0])) for s in range(samples)]
-        scores = {}
-        for parts in range(1, max_parts + 1):
-            total = 0.0
-            for future in futures:
-                what_if = future.copy()
-                if parts != current:
-                    what_if.repartition(parts)
-                what_if.advance(until=horizon)
-                total += period_slowdown(what_if, now, horizon)
-            scores[parts] = total / len(futures)
+        scores = score_parts(run, weeks_ahead * week, max_parts, setting, users, samples,
+                             [seed, result.tests])
         best = min(scores, key=lambda p: (scores[p], p != current, p))
         result.tests += 1
         result.decisions.append((now, current, best, scores))

@@ -156,3 +156,25 @@ def test_repartitioning_at_any_moment_starts_every_job_within_the_machine(case, 
     start = run.start.tolist()
     assert all(s >= t for s, t in zip(start, submit))
     assert peak_usage(start, runtime, procs) <= machine
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads(), st.integers(0, 400))
+def test_a_run_continued_into_its_own_future_is_the_same_run(case, stop):
+    """``with_future`` given the run's own jobs (what the honest setting replaces with a
+    drawn future) changes nothing: the heap of running jobs is rebuilt exactly."""
+    import numpy as np
+
+    from advisor.engine import make_arrays
+    from advisor.engine.multiqueue import MultiQueue
+    machine, parts, jobs = case
+    submit, procs, runtime, estimate, _ = (list(x) for x in zip(*jobs))
+    arrays = make_arrays(submit, runtime, estimate, procs, machine)
+    whole = MultiQueue(arrays, parts, week=40)
+    whole.advance()
+    part = MultiQueue(arrays, parts, week=40)
+    part.advance(until=stop)
+    part.scalars[11] = min(stop, int(arrays.submit.max()))        # NOW
+    again = part.with_future(arrays)
+    again.advance()
+    assert np.array_equal(again.start, whole.start)

@@ -113,6 +113,22 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     assert "threshold (optional)" in text and "backfill (default easy)" in text
 
 
+def test_queues_study_json_table_and_plot(tmp_path):
+    png = tmp_path / "queues.png"
+    done = advisor("queues", "KTH-SP2", "--trigger", "100", "--weeks-ahead", "2",
+                   "--setting", "honest", "--samples", "1", "--plot", str(png), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["setting"] == "honest" and doc["r_fixed"] > 0
+    t2 = doc["table2"]
+    assert 0 < t2["tests"] <= t2["weeks"] and sum(t2["to_parts"].values()) == t2["changes"]
+    assert len(doc["weeks"]) > 40 and {"week", "jobs", "r_fixed", "r_online"} <= \
+        set(doc["weeks"][0])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = advisor("queues", "KTH-SP2", "--trigger", "100").stdout
+    assert "Tests and changes (Table 2)" in text and "R per week" in text
+
+
 def test_bench_prints_every_figure():
     # Figures only: nothing here asserts a speed (speed is measured, never tested).
     done = advisor("bench", "--repeat", "1", "--skip-tune", "--json")
