@@ -99,9 +99,6 @@ def main() -> None:
             honest = {"r": r_of(user, run.start, one_user),
                       "seconds": time.perf_counter() - clock, **run.as_dict()}
             doc[name]["honest"] = honest
-            out.print(f"honest setting at {t:g}/{ahead}: R {honest['r']:+.3f}, "
-                      f"{honest['tests']} tests, {honest['changes']} changes, "
-                      f"{honest['seconds']:.1f} s")
         table = Table(title=f"{name}: R against single-queue EASY (paper's Table 3 beside)",
                       title_justify="left")
         for col in ("T/L", "R ours", "R paper", "tests", "changes", "to P=1..4", "s"):
@@ -117,7 +114,13 @@ def main() -> None:
                   f"({'(c) > (b)' if best['r'] > fig6b else '(c) <= (b)!'}); Table 2, "
                   f"paper: {weeks} weeks, {tests} tests, {changes} changes "
                   f"({'/'.join(map(str, to))}); ours: {best['weeks']} weeks, "
-                  f"{best['tests']} tests, {best['changes']} changes\n")
+                  f"{best['tests']} tests, {best['changes']} changes")
+        if args.honest:
+            h = doc[name]["honest"]
+            to = "/".join(str(h["to_parts"].get(str(p), 0)) for p in range(1, 5))
+            out.print(f"honest setting at {t:g}/{ahead}: R {h['r']:+.3f}, {h['tests']} "
+                      f"tests, {h['changes']} changes ({to}), {h['seconds']:.1f} s")
+        out.print()
     if args.json:
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
 
