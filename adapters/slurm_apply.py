@@ -282,7 +282,7 @@ def _old_values(snapshot: Snapshot) -> dict[tuple[int, str], str]:
     old = {}
     for j in snapshot.pending:
         old[j.job_id, "SiteFactor"] = str(int(j.priority_factors.get("site", 0)))
-        old[j.job_id, "Partition"] = ",".join(j.partitions or (j.partition,))
+        old[j.job_id, "Partition"] = ",".join(j.asked)
     return old
 
 

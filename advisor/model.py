@@ -221,6 +221,11 @@ class Job:
     nice: int = 0
     exclusive: bool = False
 
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """The partitions it may run in: those it asked for, else the one it runs in."""
+        return self.partitions or (self.partition,)
+
 
 @dataclass(frozen=True)
 class BackfillParameters:

@@ -193,9 +193,7 @@ def _run_queues(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np
     if len(cuts) and (len(cuts) != config.queues - 1 or (np.diff(cuts) <= 0).any()):
         raise BadInput(f"{config.queues} runtime classes need {config.queues - 1} ascending "
                        f"boundaries, not {len(cuts)}")
-    classes = None
-    if len(cuts):
-        classes = np.searchsorted(cuts, arrays.estimate, side="right").astype(np.int64)
+    classes = multiqueue.classes_of(arrays.estimate, cuts) if len(cuts) else None
     return multiqueue.run_queues(arrays, config.queues, classes)
 
 

@@ -113,6 +113,12 @@ def classify(estimate, cuts, ncuts):
     return ncuts
 
 
+def classes_of(estimates: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """``classify`` of every estimate at once."""
+    return np.searchsorted(np.asarray(cuts, np.int64), estimates, side="right").astype(
+        np.int64)
+
+
 #: the scalars of a run's state, in ``MultiQueue.scalars``
 NQ, NRL, HN, AI, RANKS, FREE, ND, FOW, WEEKNO, NCUTS, PARTS, NOW, TESTED = range(13)
 MAX_PARTS = 8
@@ -240,7 +246,7 @@ class MultiQueue:
         sc[NCUTS], sc[PARTS] = len(new), parts
         live = (self.state == QUEUED) | (self.state == RUNNING)
         est = self.arrays.estimate
-        self.klass[live] = [classify(e, new, len(new)) for e in est[live]]
+        self.klass[live] = classes_of(est[live], new)
         size, busy = self.parts[0], self.parts[1]
         size[:], busy[:] = 0, 0
         running = np.flatnonzero(self.state == RUNNING)
@@ -395,7 +401,7 @@ def a_priori_classes(submit: np.ndarray, values: np.ndarray, parts: int,
     for w in np.unique(weeks):
         idx = np.flatnonzero(weeks == w)
         cuts = weekly_cuts(values[idx], parts)
-        klass[idx] = [classify(v, cuts, parts - 1) for v in values[idx]]
+        klass[idx] = classes_of(values[idx], cuts)
     return klass
 
 

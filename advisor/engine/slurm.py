@@ -184,8 +184,7 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     for i, job in enumerate(jobs):
         if job.job_id not in runtimes:
             raise BadInput(f"no runtime given for job {job.job_id}")
-        names = [job.partition] if job.state == "RUNNING" else list(
-            job.partitions or (job.partition,))
+        names = [job.partition] if job.state == "RUNNING" else list(job.asked)
         parts = [p for p in names if p in part_index]
         if not parts:
             raise BadInput(f"job {job.job_id} asks for partition(s) {','.join(names)} that "

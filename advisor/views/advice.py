@@ -25,7 +25,7 @@ def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
     parts = []
     for p in m.partitions:
         run = [j for j in snapshot.running if j.partition == p.name]
-        wait = [j for j in snapshot.pending if p.name in (j.partitions or (j.partition,))]
+        wait = [j for j in snapshot.pending if p.name in j.asked]
         parts.append({"name": p.name, "nodes": len(p.nodes), "running": len(run),
                       "running_cpus": sum(j.cpus for j in run), "pending": len(wait),
                       "pending_cpus": sum(j.cpus for j in wait)})

@@ -178,7 +178,7 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
         parts.add_column(col, justify="left" if col == "partition" else "right")
     for p in m.partitions:
         run = [j for j in snapshot.running if j.partition == p.name]
-        wait = [j for j in snapshot.pending if p.name in (j.partitions or (j.partition,))]
+        wait = [j for j in snapshot.pending if p.name in j.asked]
         parts.add_row(p.name + ("*" if p.default else ""), str(len(p.nodes)),
                       _limit(p.max_time), str(p.priority_tier), str(p.priority_job_factor),
                       f"{len(run)} ({sum(j.cpus for j in run)})",
@@ -191,7 +191,7 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
     for j in snapshot.pending[:top]:
         factors = " ".join(f"{k}={v:g}" for k, v in j.priority_factors.items()
                            if v and k != "priority")
-        queue.add_row(str(j.job_id), j.user, ",".join(j.partitions or (j.partition,)),
+        queue.add_row(str(j.job_id), j.user, ",".join(j.asked),
                       str(j.cpus), _limit(j.time_limit), _hms(snapshot.time - j.submit_time),
                       "-" if j.priority is None else str(j.priority), factors or "-",
                       ("held " if j.held else "") + j.state_reason)

@@ -121,7 +121,7 @@ def job_columns(jobs: Sequence[Job], snap: Snapshot) -> JobColumns:
     return JobColumns(np.array([j.submit_time for j in jobs], np.int64),
                       np.array([job_limit(j, snap.machine) for j in jobs], np.int64),
                       np.array([j.cpus for j in jobs], np.int64),
-                      np.array([",".join(j.partitions or (j.partition,)) for j in jobs],
+                      np.array([",".join(j.asked) for j in jobs],
                                object))
 
 
@@ -155,8 +155,8 @@ def route_jobs(jobs: Sequence[Job], snap: Snapshot, cand: Candidate) -> tuple[Jo
     if rule is None or not jobs:
         return tuple(jobs)
     cols = job_columns(jobs, snap)
-    where = rule.values(cols, snap.time)
-    return tuple(replace(j, partition=str(w).split(",")[0], partitions=tuple(str(w).split(",")),
+    where = [tuple(str(w).split(",")) for w in rule.values(cols, snap.time)]
+    return tuple(replace(j, partition=w[0], partitions=w,
                          time_limit=j.time_limit if j.time_limit is not None or
                          limit >= UNLIMITED_SECONDS else int(limit))
                  for j, w, limit in zip(jobs, where, cols.limit))

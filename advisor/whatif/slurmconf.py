@@ -278,7 +278,7 @@ def job_commands(candidate: Candidate, snapshot: Snapshot) -> list[str]:
         values = rule.values(job_columns(pending, snapshot), snapshot.time)
         for j, v in zip(pending, values):
             if name == "Partition":
-                if str(v) != ",".join(j.partitions or (j.partition,)):
+                if str(v) != ",".join(j.asked):
                     commands.append(f"scontrol update JobId={j.job_id} Partition={v}")
             else:
                 commands.append(f"scontrol update JobId={j.job_id} {name}={int(v)}")
