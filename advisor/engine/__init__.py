@@ -10,6 +10,7 @@ from typing import Callable, Union
 import numpy as np
 
 from advisor.engine import core
+from advisor.engine.plan import COSTS, Annealing
 from advisor.engine.structures import (EXP, FCFS, KEYED, KEYED_OTHER, LCFS, LPF, LQF, SPF,
                                        SQF, order_key)
 from advisor.errors import BadInput
@@ -55,6 +56,12 @@ class EngineConfig:
     #: completions
     queues: int = 1
     queue_cuts: tuple[int, ...] = ()
+    #: plan-based scheduling (``engine.plan``, Zheng et al.): the objective its simulated
+    #: annealing minimises ("wait", "squared", "makespan"; "": the queue policy above),
+    #: Algorithm 1's parameters, and the seed of its moves
+    plan: str = ""
+    annealing: Annealing = Annealing()
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,8 @@ def check(arrays: JobArrays) -> None:
 
 def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
     """Simulate; returns (start time of each job, its first reservation or -1)."""
+    if config.plan:
+        return _run_plans(arrays, config)
     if config.queues > 1 or config.queue_cuts:
         return _run_queues(arrays, config)
     try:
@@ -195,6 +204,31 @@ def _run_queues(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np
                        f"boundaries, not {len(cuts)}")
     classes = multiqueue.classes_of(arrays.estimate, cuts) if len(cuts) else None
     return multiqueue.run_queues(arrays, config.queues, classes)
+
+
+def _run_plans(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Plan-based scheduling: returns (start times, each job's start in the first plan
+    that held it). A plan replaces the queue policy, so any queue setting is refused."""
+    from advisor.engine.plan import simulate_plans
+    if config.plan not in COSTS:
+        raise BadInput(f"unknown plan objective '{config.plan}'; use "
+                       f"{', '.join(COSTS)}")
+    plain = EngineConfig(plan=config.plan, annealing=config.annealing, seed=config.seed,
+                         batch=config.batch)
+    if config != plain:
+        raise BadInput("a plan orders the whole queue itself: give it without a backfilling, "
+                       "an ordering, a threshold or runtime classes")
+    if arrays.t0 is not None:
+        raise BadInput("plans cannot resume from a snapshot in the textbook engine: the slurm "
+                       "mode simulates a plan's site factors")
+    sa = config.annealing
+    if not (sa.t0 > sa.t_end > 0 and 0 < sa.cooling < 1 and sa.moves >= 1):
+        raise BadInput("simulated annealing needs T0 > Tth > 0, 0 < r < 1 and N >= 1")
+    start, promised, _, _ = simulate_plans(
+        arrays.submit, arrays.runtime, arrays.estimate, arrays.procs, arrays.machine,
+        COSTS[config.plan], float(sa.t0), float(sa.t_end), int(sa.moves),
+        float(sa.cooling), int(config.seed))
+    return start, promised
 
 
 def _order(arrays: JobArrays, order: Order) -> tuple[int, np.ndarray]:

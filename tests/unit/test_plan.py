@@ -1,0 +1,88 @@
+"""The planner of plan-based scheduling (seed 004): its parameters, the schedule of a
+permutation, the search, and the textbook replay's refusals."""
+import itertools
+
+import numpy as np
+import pytest
+
+from advisor.engine import EngineConfig, make_arrays, run
+from advisor.engine.plan import Annealing, plan
+from advisor.errors import BadInput
+
+#: Algorithm 1 with no temperature above Tth: the initial permutation's plan, unsearched
+NO_SEARCH = Annealing(t0=1e-5)
+
+
+def test_the_papers_parameters_make_about_8800_evaluations():
+    assert Annealing().evaluations == 8800        # 88 temperatures from 1 down to 1e-4
+
+
+def test_the_queue_orders_plan_is_conservative_backfillings():
+    """All jobs queued at 0 with exact estimates: conservative backfilling (which plans
+    every job in queue order and never re-plans, nothing ending early) starts each job
+    where the initial permutation's plan does."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n, machine = 30, 16
+        procs = rng.integers(1, machine + 1, n)
+        runtime = rng.integers(1, 500, n)
+        _, planned, *_ = plan(0, [], [], machine, np.zeros(n), runtime, procs, "wait",
+                              NO_SEARCH)
+        arrays = make_arrays(np.zeros(n), runtime, runtime, procs, machine)
+        start, _ = run(arrays, EngineConfig(backfill="conservative"))
+        assert np.array_equal(planned, start)
+
+
+def brute_force(now, run_end, run_procs, machine, submit, estimate, procs, cost):
+    """The best cost over every permutation's plan."""
+    best = np.inf
+    for order in itertools.permutations(range(len(submit))):
+        o = list(order)
+        _, _, c, *_ = plan(now, run_end, run_procs, machine, np.asarray(submit)[o],
+                           np.asarray(estimate)[o], np.asarray(procs)[o], cost, NO_SEARCH)
+        best = min(best, c)
+    return best
+
+
+@pytest.mark.parametrize("cost", ["wait", "squared", "makespan"])
+def test_annealing_finds_the_best_permutation_of_a_small_queue(cost):
+    """A wide long job at the head of the queue holds back five short narrow ones: leaving
+    processors idle for it is what the queue order does; the plans that win put the short
+    ones first (or, for the makespan, pack them beside other work)."""
+    q = (100, [300, 150], [2, 1], 4, [0, 10, 20, 30, 40, 50],
+         [1000, 10, 10, 10, 60, 10], [4, 1, 1, 2, 1, 3])
+    _, starts, initial, best, evaluated = plan(*q, cost)
+    assert evaluated == 8800
+    assert best == pytest.approx(brute_force(*q, cost))
+    if cost != "makespan":
+        assert best < initial
+
+
+def test_a_plan_may_leave_processors_idle_now():
+    """Fig. 1's point: two processors are free now and the queue's first job fits there,
+    but starting it delays the 4-processor job that has waited long until it ends; the
+    plan keeps the two processors idle for 5 s instead."""
+    q = (0, [5], [2], 4, [0, -1000], [1000, 5], [2, 4])
+    _, starts, initial, best, _ = plan(*q, "squared")
+    assert starts.tolist() == [10, 5] and best < initial
+
+
+def test_the_textbook_replay_refuses_queue_settings_and_snapshots():
+    arrays = make_arrays([0, 1], [10, 10], [10, 10], [1, 1], 2)
+    with pytest.raises(BadInput, match="without a backfilling"):
+        run(arrays, EngineConfig(plan="wait", backfill="conservative"))
+    with pytest.raises(BadInput, match="unknown plan objective"):
+        run(arrays, EngineConfig(plan="fastest"))
+    with pytest.raises(BadInput, match="T0 > Tth"):
+        run(arrays, EngineConfig(plan="wait", annealing=Annealing(cooling=1.0)))
+    resumed = make_arrays([0, 1], [10, 10], [10, 10], [1, 1], 2, t0=1, fixed=[0, -1])
+    with pytest.raises(BadInput, match="snapshot"):
+        run(resumed, EngineConfig(plan="wait"))
+
+
+def test_a_job_ends_at_its_estimate_at_the_latest():
+    """The paper's termination event: a job running past its estimate is ended there, so
+    the job behind it starts then."""
+    arrays = make_arrays([0, 0], [100, 10], [50, 10], [2, 2], 2)
+    start, promised = run(arrays, EngineConfig(plan="wait"))
+    assert start.tolist() == [0, 50] and promised.tolist() == [0, 50]
