@@ -83,6 +83,6 @@ def test_the_textbook_replay_refuses_queue_settings_and_snapshots():
 def test_a_job_ends_at_its_estimate_at_the_latest():
     """The paper's termination event: a job running past its estimate is ended there, so
     the job behind it starts then."""
-    arrays = make_arrays([0, 0], [100, 10], [50, 10], [2, 2], 2)
+    arrays = make_arrays([0, 1], [100, 10], [50, 10], [2, 2], 2)
     start, promised = run(arrays, EngineConfig(plan="wait"))
     assert start.tolist() == [0, 50] and promised.tolist() == [0, 50]
