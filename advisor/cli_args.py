@@ -84,9 +84,9 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
                    "that futures are drawn from (default 4)")
     p.add_argument("--conservative-up-to", type=int, default=LONG_QUEUE, metavar="N",
-                   help="the default grid simulates conservative backfilling only while at "
-                   f"most N jobs are pending (default {LONG_QUEUE}: beyond, seconds "
-                   "per simulation)")
+                   help="the default grid simulates conservative backfilling and plans "
+                   f"only while at most N jobs are pending (default {LONG_QUEUE}: beyond, "
+                   "seconds per simulation or plan)")
     p.add_argument("--executor", default="auto", choices=EXECUTORS,
                    help="where simulations run (auto: Ray if installed, else processes)")
     p.add_argument("--workers", type=int, help="local workers (default: all cores)")

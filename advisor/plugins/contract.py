@@ -19,9 +19,13 @@ Optional members: ``rank`` (100: where it lists; a family nests in the grid and 
 its lowest rank), ``default`` (False: True makes it the member a policy gets when it names
 none of its family; a family with a default member is required, the others optional),
 ``bounds_wait`` (False: True when a policy with this choice bounds every job's wait by
-itself, as FCFS or a starvation threshold does) and ``in_grid(params, policy)`` (True: False
+itself, as FCFS or a starvation threshold does), ``in_grid(params, policy)`` (True: False
 keeps a combination out of the default grid, for a family worth simulating with some of the
-others' choices only; a spec may still name it).
+others' choices only; a spec may still name it), ``replaces`` ((): the families a choice
+of it stands in for, as a plan orders the whole queue instead of an ordering and a
+backfilling: a policy holding it has none of theirs) and ``aliases`` ({}: short names a
+spec may use for it with some parameters, ``{"plan2": {"cost": "squared"}}``; a label
+uses them too).
 
 Plugins need not subclass anything: the registry checks members when it loads a plugin
 (``advisor.plugins.registry``). ``PluginBase`` gives the optional members their defaults.
@@ -32,6 +36,8 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from advisor.errors import BadInput
 from advisor.model import Cluster, SchedulingConfig
@@ -46,7 +52,8 @@ if TYPE_CHECKING:
 FIDELITIES = ("exact", "approximate", "none")
 #: the members every plugin must have, and the optional ones with their defaults
 REQUIRED = ("family", "name", "summary", "Params", "candidates", "configure", "enact")
-OPTIONAL = {"rank": 100, "default": False, "bounds_wait": False}
+OPTIONAL = {"rank": 100, "default": False, "bounds_wait": False, "replaces": (),
+            "aliases": {}}
 #: what a ``param()`` may say about a field
 PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family"})
 #: the kinds of parameter values: a duration (20h, 2d or seconds) or another plugin's name
@@ -70,6 +77,7 @@ class Context:
     long_queue: int | None = LONG_QUEUE            # see LONG_QUEUE; None: no queue is long
     policy: Policy | None = None                   # enact: the policy the choice is part of
     limits: tuple[int, ...] = ()                   # time limits (s) of the history's last week
+    queue: QueueState | None = None                # enact: the live queue, when known
 
     @property
     def queue_is_long(self) -> bool:
@@ -78,6 +86,23 @@ class Context:
     def chosen(self, family: str):
         """The policy's choice of ``family`` (a ``Choice``), or None."""
         return self.policy.choice(family) if self.policy is not None else None
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """The queue of a snapshot, for a choice that orders its very jobs (a plan): the
+    running jobs' expected ends (start + limit, s) and CPUs, the pending jobs that may
+    start (not held, no dependency) in the queue's order (priority, then submit time)
+    with their limits as Slurm plans them, and the machine's CPUs."""
+
+    now: int
+    cpus: int
+    run_end: np.ndarray
+    run_cpus: np.ndarray
+    job_id: np.ndarray
+    submit: np.ndarray
+    limit: np.ndarray
+    job_cpus: np.ndarray
 
 
 @runtime_checkable
@@ -105,6 +130,8 @@ class PluginBase:
     rank: int = OPTIONAL["rank"]
     default: bool = OPTIONAL["default"]
     bounds_wait: bool = OPTIONAL["bounds_wait"]
+    replaces: tuple[str, ...] = OPTIONAL["replaces"]
+    aliases: dict[str, dict] = OPTIONAL["aliases"]
 
 
 @dataclass(frozen=True)

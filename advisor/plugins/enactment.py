@@ -75,13 +75,14 @@ class LuaFragment:
 @dataclass(frozen=True)
 class JobColumns:
     """The jobs a rule applies to: submit time (the snapshot's clock), time limit (seconds,
-    the partition's default applied), CPUs and, when known, the partitions asked for, one
-    entry per job."""
+    the partition's default applied), CPUs and, when known, the partitions asked for and
+    the job ids, one entry per job."""
 
     submit: np.ndarray
     limit: np.ndarray
     cpus: np.ndarray
     partition: np.ndarray | None = None   # the partitions each asks for ("a,b"); None: unknown
+    job_id: np.ndarray | None = None
 
 
 class JobRule(Protocol):

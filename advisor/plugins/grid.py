@@ -9,6 +9,7 @@ combination is kept when
   (docs/online.md);
 * Slurm can express it: its enactment composes (no ``NoSlurmForm``);
 * every choice takes part (``in_grid``: runtime-class queues only with FCFS).
+A choice that replaces families (a plan) stands without theirs.
 A family whose simulations cost seconds on a long queue proposes nothing there; ``grid``
 says what that left out.
 """
@@ -42,8 +43,14 @@ def default_grid(context: Context, points: Mapping[str, Sequence] | None = None
             opts.append(None)
         options.append(opts)
     grid = []
+    first = {opts[0].plugin.family: opts[0] for opts in options if opts and opts[0]}
     for combo in product(*options):
         choices = [c for c in combo if c is not None]
+        replaced = {f for c in choices for f in c.plugin.replaces}
+        if any(c.plugin.family in replaced and c is not first[c.plugin.family]
+               for c in choices):
+            continue                # a replaced family's choices would only repeat it
+        choices = [c for c in choices if c.plugin.family not in replaced]
         if not any(c.plugin.bounds_wait for c in choices):
             continue
         policy = Policy.of(choices)
@@ -67,12 +74,12 @@ def grid(context: Context, points: Mapping[str, Sequence] | None = None
     left = [p for p in default_grid(unlimited, points) if p not in kept]
     if not left:
         return kept, ""
-    names = [p.name for f in registry().families for p in f.members
+    names = [p.key for f in registry().families for p in f.members
              if p.candidates(unlimited) != p.candidates(context)]
     return kept, (f"{len(left)} {' and '.join(names)} candidates not simulated: "
                   f"{context.pending} jobs pending, more than --conservative-up-to "
-                  f"{context.long_queue} (on a long queue each of their simulations takes "
-                  f"seconds); name one with --candidate, e.g. {left[0].spec}, to simulate "
+                  f"{context.long_queue} (on a long queue each of their simulations or "
+                  f"plans takes seconds); name one with --candidate, e.g. {left[0].spec}, to simulate "
                   "it")
 
 
@@ -103,7 +110,9 @@ def _points(p: Plugin, policies: list[Policy]) -> list[str]:
     for pol in policies:
         c = pol.choice(p.family)
         if c is not None and c.plugin == p:
-            text = " ".join(c.written(c.is_default, skip=(BACKFILL_ORDER,))) or p.name
+            text = " ".join([c.alias, *c.written(True, skip=tuple(p.aliases[c.alias]))]
+                            if c.alias else c.written(c.is_default, skip=(BACKFILL_ORDER,))
+                            ) or p.name
             if text not in seen:
                 seen.append(text)
     return seen

@@ -41,8 +41,10 @@ class Plugin:
     rank: int
     default: bool
     bounds_wait: bool
-    package: str = field(compare=False)
-    impl: object = field(compare=False, repr=False)
+    replaces: tuple[str, ...] = ()
+    aliases: dict = field(default_factory=dict, compare=False, hash=False)
+    package: str = field(default="", compare=False)
+    impl: object = field(default=None, compare=False, repr=False)
 
     def candidates(self, context: Context) -> tuple:
         return tuple(self.impl.candidates(context))
@@ -108,6 +110,23 @@ def check(impl: object, key: str, package: str) -> Plugin:
         refuse("its rank is not a whole number")
     if not all(isinstance(extra[m], bool) for m in ("default", "bounds_wait")):
         refuse("its default and bounds_wait must be True or False")
+    extra["replaces"] = tuple(extra["replaces"]) if isinstance(
+        extra["replaces"], (tuple, list)) else None
+    if extra["replaces"] is None or not all(isinstance(f, str) for f in extra["replaces"]):
+        refuse("its replaces is not a list of family names")
+    if family in extra["replaces"]:
+        refuse("it replaces its own family")
+    aliases = extra["aliases"]
+    if not isinstance(aliases, dict) or not all(
+            isinstance(a, str) and _NAME.match(a) and isinstance(v, dict)
+            for a, v in aliases.items()):
+        refuse("its aliases must map lower-case names to parameter values")
+    for alias, values in aliases.items():
+        try:
+            impl.Params(**values)
+        except Exception as e:
+            refuse(f"its alias '{alias}' gives parameters Params refuses ({e})")
+    extra["aliases"] = dict(aliases)
     return Plugin(key=key, family=family, name=name, summary=impl.summary,
                   Params=impl.Params, package=package, impl=impl, **extra)
 
@@ -116,6 +135,11 @@ def check(impl: object, key: str, package: str) -> Plugin:
 class Registry:
     plugins: dict[str, Plugin]
     families: tuple[Family, ...]         # by rank
+
+    def alias(self, name: str) -> tuple[Plugin, dict] | None:
+        """The plugin and parameter values a spec's short name stands for, or None."""
+        return next(((p, dict(p.aliases[name.lower()])) for p in self.plugins.values()
+                     if name.lower() in p.aliases), None)
 
     def family(self, name: str) -> Family | None:
         return next((f for f in self.families if f.name == name), None)
@@ -153,6 +177,21 @@ def build(plugins: list[Plugin]) -> Registry:
                                 f"{name}; uninstall one of their packages")
         families.append(Family(name, tuple(members)))
     families.sort(key=lambda f: (f.rank, f.name))
+    seen: dict[str, Plugin] = {}
+    for p in plugins:
+        for alias in p.aliases:
+            if any(alias == q.name for q in plugins):
+                raise PluginRefused(f"policy plugin {p.key} (from {p.package}) calls a "
+                                    f"choice '{alias}', the name of a plugin")
+            if alias in seen:
+                raise PluginRefused(f"policy plugins {seen[alias].key} and {p.key} both "
+                                    f"call a choice '{alias}'; uninstall one of their "
+                                    "packages")
+            seen[alias] = p
+        unknown = [f for f in p.replaces if f not in by_family]
+        if unknown:
+            raise PluginRefused(f"policy plugin {p.key} (from {p.package}) replaces the "
+                                f"family '{unknown[0]}', which no installed plugin is of")
     return Registry({p.key: p for p in plugins}, tuple(families))
 
 

@@ -11,10 +11,12 @@ Two written forms, mixed freely:
   one installed plugin of another family that has it (``T=`` turns threshold/queue on);
 * the general form, any installed plugin: ``family/name[:key=value ...]``, joined by ``+``:
   ``ordering/spf + backfill/depth:k=4 + threshold/queue:T=20h``, or after a short form:
-  ``easy:SPF:T=12h + family/name:key=value``.
+  ``easy:SPF:T=12h + family/name:key=value``. A plugin's alias stands for it with some
+  parameters, in either form: ``plan2`` is ``plan/sa:cost=squared``, ``plan2:N=50`` too.
 
-A family not named gets its default member (ordering/fcfs, backfill/easy); a family without
-one (threshold) is absent. ``Policy.spec`` is the text as written, or for a policy built
+A family not named gets its default member (ordering/fcfs, backfill/easy), unless a chosen
+plugin replaces that family (a plan replaces the ordering and the backfilling); a family
+without one (threshold) is absent. ``Policy.spec`` is the text as written, or for a policy built
 from choices (the default grid) its canonical text, which parses back to the same policy.
 """
 from __future__ import annotations
@@ -43,6 +45,12 @@ class Choice:
         """The parameters (all, or those that differ from their defaults), by name."""
         return {f.name: getattr(self.params, f.name) for f in dataclasses.fields(self.params)
                 if not changed_only or getattr(self.params, f.name) != f.default}
+
+    @property
+    def alias(self) -> str | None:
+        """The plugin's short name for these parameters (``plan2``), or None."""
+        return next((a for a, values in self.plugin.aliases.items()
+                     if all(getattr(self.params, k) == v for k, v in values.items())), None)
 
     @property
     def is_default(self) -> bool:
@@ -74,8 +82,15 @@ class Policy:
                 raise BadInput(f"two {c.plugin.family} choices: {first} and "
                                f"{c.plugin.name}; a policy has one per family")
             chosen[c.plugin.family] = c
+        replaced = {f: c for c in chosen.values() for f in c.plugin.replaces}
+        for family, c in replaced.items():
+            if family in chosen:
+                raise BadInput(f"{c.plugin.key} replaces the {family} family (it orders the "
+                               f"whole queue itself), so a policy cannot also choose "
+                               f"{chosen[family].plugin.key}; give it alone")
         for family in reg.families:
-            if family.name not in chosen and family.default is not None:
+            if family.name not in chosen and family.name not in replaced and \
+                    family.default is not None:
                 chosen[family.name] = Choice(family.default, family.default.Params())
         ordered = sorted(chosen.values(), key=lambda c: (
             reg.family_rank(c.plugin.family, c.plugin.rank), c.plugin.family))
@@ -112,6 +127,9 @@ class Policy:
             required = family is not None and family.default is not None
             if c.plugin.family in (BACKFILL, ORDERING):
                 extras += c.written(True, skip=(BACKFILL_ORDER,))
+            elif c.alias:
+                extras += [c.alias.upper(), *c.written(True, skip=tuple(
+                    c.plugin.aliases[c.alias]))]
             elif not (c.is_default and not c.values(True)):
                 extras += c.written(required) or [c.plugin.name.upper()]
         return " ".join(["-".join(head)] + extras if head else extras)
@@ -131,6 +149,9 @@ class Policy:
                 tail += c.written(default, skip=(BACKFILL_ORDER,))
             elif default and not c.values(True):
                 continue
+            elif c.alias:
+                general.append(":".join([c.alias, *c.written(True, skip=tuple(
+                    c.plugin.aliases[c.alias]))]))
             elif c.values(False) and all(_owners(named, k) == [c.plugin]
                                          for k in c.values(False)):
                 tail += c.written(default)
@@ -199,12 +220,17 @@ def parse_policy(text: str) -> Policy:
         tokens = [t.strip() for t in part.split(":") if t.strip()]
         words = [t for t in tokens[1:] if "=" not in t]
         settings = [t for t in tokens[1:] if "=" in t]
+        alias = reg.alias(tokens[0])
+        if alias is not None:
+            tokens[0] = alias[0].key
         if "/" in tokens[0]:
             if words:
                 raise BadInput(f"policy '{text}': '{words[0]}' in '{part}' is not "
                                "key=value; the general form is family/name[:key=value]")
             p = reg.plugin(*tokens[0].split("/", 1))
             values = choose(p)
+            if alias is not None:
+                values.update(alias[1])
             for s in settings:
                 key, value = (x.strip() for x in s.split("=", 1))
                 if key not in _fields(p):

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK, Cluster, SchedulingConfig, Snapshot
-from advisor.plugins.contract import Context
+from advisor.plugins.contract import Context, QueueState
 from advisor.plugins.enactment import Enactment
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import Policy
@@ -76,12 +77,14 @@ def current_candidate(config: SchedulingConfig, site=None, route=None) -> Candid
 
 
 def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
-                    limits: tuple[int, ...] = ()) -> Candidate:
+                    limits: tuple[int, ...] = (), queue: QueueState | None = None
+                    ) -> Candidate:
     """The Slurm form of ``policy`` over ``base`` (the configuration in effect: settings a
     candidate does not name stay as they are); ``limits``: the history's last week's time
-    limits (``history_limits``). BadInput if Slurm cannot express it or the slurm mode
+    limits (``history_limits``); ``queue``: the snapshot's queue (``queue_state``), for a
+    choice that orders its jobs. BadInput if Slurm cannot express it or the slurm mode
     cannot simulate it."""
-    enactment = policy.enact(Context(cluster, base, limits=limits))
+    enactment = policy.enact(Context(cluster, base, limits=limits, queue=queue))
     config = enactment.apply(base)
     gang = "GANG" in config.preempt_mode.upper() and "GANG" not in base.preempt_mode.upper()
     shared = any(p.oversubscribe.upper().startswith(_SHARING)
@@ -103,19 +106,38 @@ def history_limits(history: pd.DataFrame) -> tuple[int, ...]:
     return tuple(int(v) for v in limit[recent])
 
 
+def queue_state(snap: Snapshot) -> QueueState:
+    """The snapshot's queue, for a choice that orders its jobs (``QueueState``)."""
+    machine = snap.machine
+    ready = sorted((j for j in snap.pending if not j.held and not j.dependency),
+                   key=lambda j: (-(j.priority or 0), j.submit_time, j.job_id))
+
+    def column(values):
+        return np.array(list(values), np.int64)
+
+    return QueueState(
+        snap.time, machine.cpus,
+        column((j.start_time if j.start_time is not None else snap.time)
+               + job_limit(j, machine) for j in snap.running),
+        column(j.cpus for j in snap.running), column(j.job_id for j in ready),
+        column(j.submit_time for j in ready), column(job_limit(j, machine) for j in ready),
+        column(j.cpus for j in ready))
+
+
 def candidates_for(snapshot: Snapshot, policies: list[Policy] | None = None,
                    site=None, limits: tuple[int, ...] = (), route=None) -> list[Candidate]:
     """The configuration in effect (with its site-factor rule ``site`` and its ``route``,
     when known), then
     each policy's Slurm form (default: the whole default grid). Candidates identical to an
     earlier one are left out."""
+    queue = queue_state(snapshot)
     if policies is None:
         context = Context(snapshot.machine, snapshot.config, len(snapshot.pending), None,
-                          limits=limits)
+                          limits=limits, queue=queue)
         policies = default_grid(context)
     out = [current_candidate(snapshot.config, site, route)]
     for policy in policies:
-        c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits)
+        c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits, queue)
         if all(c.enacts != o.enacts for o in out):
             out.append(c)
     return out

@@ -107,13 +107,14 @@ def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
         return base
     site = np.zeros(len(base))
     if cand.site is not None:
-        site = cand.site.values(columns(base.jobs), snap.time).astype(np.float64)
+        site = cand.site.values(columns(base), snap.time).astype(np.float64)
     return under_config(base, cand.config, machine, site - nice)
 
 
-def columns(jobs: np.ndarray) -> JobColumns:
-    """A slurm-mode job table's columns a job rule reads."""
-    return JobColumns(jobs[SUBMIT], jobs[LIMIT], jobs[CPUS])
+def columns(inp) -> JobColumns:
+    """A slurm-mode input's job columns a job rule reads."""
+    jobs = inp.jobs
+    return JobColumns(jobs[SUBMIT], jobs[LIMIT], jobs[CPUS], job_id=inp.job_ids)
 
 
 def job_columns(jobs: Sequence[Job], snap: Snapshot) -> JobColumns:
@@ -121,8 +122,8 @@ def job_columns(jobs: Sequence[Job], snap: Snapshot) -> JobColumns:
     return JobColumns(np.array([j.submit_time for j in jobs], np.int64),
                       np.array([job_limit(j, snap.machine) for j in jobs], np.int64),
                       np.array([j.cpus for j in jobs], np.int64),
-                      np.array([",".join(j.asked) for j in jobs],
-                               object))
+                      np.array([",".join(j.asked) for j in jobs], object),
+                      np.array([j.job_id for j in jobs], np.int64))
 
 
 def routed(snap: Snapshot, cand: Candidate) -> Snapshot:

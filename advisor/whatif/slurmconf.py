@@ -175,7 +175,7 @@ class SlurmChange:
     @property
     def empty(self) -> bool:
         return not self.diff and not self.script and not self.partitions and \
-            not self.removed
+            not self.removed and not self.commands
 
     def files(self) -> dict[str, tuple[str, int]]:
         """The set ``--write DIR`` holds, name: (text, mode): the include fragment, the
@@ -211,7 +211,8 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
     config = candidate.config
     enactment = candidate.enactment
     caveats = list(candidate.caveats)
-    rules = enactment.rules
+    # a rule that does nothing at submission (a plan's order) is only scontrol commands
+    rules = [r for r in enactment.rules if r.lua.submit or r.lua.modify]
     if rules and "lua" not in config.job_submit_plugins:
         config = replace(config, job_submit_plugins=(*config.job_submit_plugins, "lua"))
     before, after = conf_lines(current), conf_lines(config)

@@ -93,7 +93,7 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     done = advisor("policies", "--json")
     doc = json.loads(done.stdout)
     families = {f["family"]: f for f in doc["families"]}
-    assert list(families) == ["ordering", "backfill", "threshold", "queues"]
+    assert list(families) == ["ordering", "backfill", "threshold", "queues", "plan"]
     assert families["ordering"]["default"] == "fcfs" and families["threshold"]["default"] is None
     plugins = {m["plugin"]: m for f in doc["families"] for m in f["members"]}
     queue, depth = plugins["threshold/queue"], plugins["backfill/depth"]
@@ -109,6 +109,9 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     queues = plugins["queues/runtime"]       # with FCFS only; no history: fallback boundaries
     assert queues["candidates"] == ["P=2 cuts=4h", "P=3 cuts=1h/12h", "P=4 cuts=1h/4h/12h"]
     assert queues["fidelity"] == "approximate"
+    plan = plugins["plan/sa"]          # alone (it replaces ordering and backfill), by alias
+    assert plan["candidates"] == ["plan1", "plan2", "plan3"]
+    assert plan["fidelity"] == "approximate" and plan["bounds_wait"]
     text = advisor("policies").stdout
     assert "threshold (optional)" in text and "backfill (default easy)" in text
 

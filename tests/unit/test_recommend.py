@@ -18,7 +18,7 @@ from tests.conftest import bundled
 #: the same order: T=24h is now written T=1d)
 #: runtime-class queues pair with EASY-FCFS only; with no history, the fallback boundaries
 GRID = ["easy:FCFS:P=2:cuts=4h", "easy:FCFS:P=3:cuts=1h/12h",
-        "easy:FCFS:P=4:cuts=1h/4h/12h", "easy:FCFS", "depth:FCFS:k=2", "depth:FCFS:k=4",
+        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1", "plan2", "plan3", "easy:FCFS", "depth:FCFS:k=2", "depth:FCFS:k=4",
         "conservative:FCFS"] + [
     f"{bf}:{order}" + (f":{k}" if k else "") + f":T={t}"
     for order in ("SPF", "LPF", "SQF", "LQF")
@@ -162,8 +162,8 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     snap, _ = _setup(bundled("KTH-SP2", False))
     specs = [p.spec for p in default_grid(Context(snap.machine, snap.config))]
     assert specs == GRID
-    assert len(specs) == 55 and not [s for s in specs if "LCFS" in s]
-    assert all("T=" in s for s in specs if ":FCFS" not in s)
+    assert len(specs) == 58 and not [s for s in specs if "LCFS" in s]
+    assert all("T=" in s for s in specs if ":FCFS" not in s and "plan" not in s)
     with pytest.raises(BadInput, match="LCFS has no Slurm form"):
         slurm_candidate(parse_policy("easy:LCFS:T=4h"), snap.config, snap.machine)
     # the slope: the key's whole range per T, up to two weeks (84 T of 4 h)
@@ -224,12 +224,13 @@ def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     full, why = grid(context)
     assert [p.spec for p in full] == GRID and why == ""
     kept, why = grid(replace(context, long_queue=n - 1))
-    assert [p.spec for p in kept] == [s for s in GRID if not s.startswith("conservative:")]
+    assert [p.spec for p in kept] == [s for s in GRID if not s.startswith(
+        ("conservative:", "plan"))]
     assert len(kept) == 42
-    assert why == (f"13 conservative candidates not simulated: {n} jobs pending, more than "
-                   f"--conservative-up-to {n - 1} (on a long queue each of their simulations "
-                   "takes seconds); name one with --candidate, e.g. conservative:FCFS, to "
-                   "simulate it")
+    assert why == (f"16 backfill/conservative and plan/sa candidates not simulated: {n} jobs "
+                   f"pending, more than --conservative-up-to {n - 1} (on a long queue each of "
+                   "their simulations or plans takes seconds); name one with --candidate, "
+                   "e.g. plan1, to simulate it")
     quick = Settings(samples=1, horizon=3600, conservative_up_to=n - 1)
     rec = recommend(snap, hist, quick)
     assert rec.as_dict()["left_out"] == why

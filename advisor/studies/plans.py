@@ -1,0 +1,191 @@
+"""Zheng et al.'s study (seed 004): plans against EASY-FCFS-FCFS over a trace.
+
+Every policy replays the same jobs, each ended at its estimate at the latest (the paper's
+termination event; Slurm's time limit), so that the queue policy and the plans run the
+same work. Reported as the paper does: utilisation over the whole replay (Table II), mean
+wait and response per calendar month of submission, on the trace's clock (Figs. 4-5), and
+mean wait binned by job size and runtime in 15 logarithmic bins each, with the ratio of
+a plan to the baseline (Fig. 6).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from advisor import metrics
+from advisor.engine import EngineConfig, Estimates, JobArrays, job_arrays, make_arrays, run
+from advisor.errors import BadInput
+from advisor.model import Workload
+from advisor.plugins.spec import BASELINE, Policy, parse_policy
+
+#: the paper's policies by its names: FCFS is EASY-FCFS-FCFS
+PAPER_POLICIES = {"FCFS": BASELINE, "PLAN 1": "plan1", "PLAN 2": "plan2", "PLAN 3": "plan3"}
+#: Fig. 6's bins per axis
+BINS = 15
+
+
+def paper_name(policy: Policy) -> str:
+    """The paper's name of a policy (FCFS, PLAN 1, ...), else its label."""
+    if policy.spec == BASELINE:
+        return "FCFS"
+    label = policy.label
+    return f"PLAN {label[4:]}" if label in ("PLAN1", "PLAN2", "PLAN3") else label
+
+
+def ended_at_estimate(arrays: JobArrays) -> JobArrays:
+    """The jobs with each runtime cut at its estimate (at least 1 s)."""
+    return make_arrays(arrays.submit, np.minimum(arrays.runtime, np.maximum(arrays.estimate, 1)),
+                       arrays.estimate, arrays.procs, arrays.machine)
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    name: str                    # the paper's name, or the policy's label
+    policy: Policy
+    table: pd.DataFrame          # metrics.schedule_table, with "month"
+    summary: dict                # metrics.summary
+
+    def monthly(self) -> pd.DataFrame:
+        """Mean wait and response (s) and jobs per month of submission."""
+        t = self.table.assign(response=self.table["wait"] + self.table["runtime"])
+        return t.groupby("month", sort=True).agg(jobs=("wait", "size"),
+                                                 wait=("wait", "mean"),
+                                                 response=("response", "mean"))
+
+
+@dataclass(frozen=True)
+class PlanStudy:
+    trace: str
+    window: tuple[str, str]      # first and last month replayed
+    runs: tuple[PlanRun, ...]    # the baseline first
+
+    @property
+    def baseline(self) -> PlanRun:
+        return self.runs[0]
+
+    def months(self) -> pd.DataFrame:
+        """Mean wait per month (rows) and policy (columns), then each policy's mean
+        response."""
+        wait = pd.DataFrame({r.name: r.monthly()["wait"] for r in self.runs})
+        resp = pd.DataFrame({f"{r.name} response": r.monthly()["response"]
+                             for r in self.runs})
+        jobs = self.baseline.monthly()["jobs"].rename("jobs")
+        return pd.concat([jobs, wait, resp], axis=1)
+
+    def bins(self, name: str) -> WaitBins:
+        """Fig. 6 for the run ``name`` against the baseline."""
+        other = next((r for r in self.runs if r.name == name), None)
+        if other is None:
+            raise BadInput(f"no run named {name} in this study")
+        return wait_bins(self.baseline.table, other.table)
+
+    def as_dict(self) -> dict:
+        months = self.months()
+        return {"trace": self.trace, "window": list(self.window),
+                "runs": [{"name": r.name, "policy": r.policy.spec, **r.summary}
+                         for r in self.runs],
+                "months": [{"month": str(m), **{k: _num(v) for k, v in row.items()}}
+                           for m, row in months.iterrows()],
+                "bins": {r.name: self.bins(r.name).as_dict() for r in self.runs[1:]}}
+
+
+def _num(v):
+    return None if pd.isna(v) else float(v)
+
+
+@dataclass(frozen=True)
+class WaitBins:
+    """Mean wait (s) of the jobs in each (size, runtime) bin, for the baseline and for a
+    plan, and their ratio; NaN where a bin holds no job. Edges are logarithmic."""
+
+    size_edges: np.ndarray       # BINS + 1 edges, processors
+    runtime_edges: np.ndarray    # BINS + 1 edges, seconds
+    base: np.ndarray             # (BINS, BINS): rows are sizes, columns runtimes
+    plan: np.ndarray
+    jobs: np.ndarray
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """plan / baseline; a bin where both wait 0 is 1, where only the baseline does
+        is inf."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = self.plan / self.base
+        return np.where((self.plan == 0) & (self.base == 0), 1.0, r)
+
+    def as_dict(self) -> dict:
+        def rows(a):
+            return [[None if not np.isfinite(v) else float(v) for v in row] for row in a]
+        return {"size_edges": self.size_edges.tolist(),
+                "runtime_edges": self.runtime_edges.tolist(), "jobs": self.jobs.tolist(),
+                "base_wait": rows(self.base), "plan_wait": rows(self.plan),
+                "ratio": rows(self.ratio)}
+
+
+def log_edges(values: np.ndarray, bins: int = BINS) -> np.ndarray:
+    """``bins`` logarithmic bins over the range of ``values`` (at least 1)."""
+    lo, hi = max(float(values.min()), 1.0), max(float(values.max()), 1.0)
+    return np.geomspace(lo, hi * (1 + 1e-9) if hi > lo else lo + 1, bins + 1)
+
+
+def wait_bins(base: pd.DataFrame, plan: pd.DataFrame, bins: int = BINS) -> WaitBins:
+    """Fig. 6: both schedules' mean wait per (size, runtime) bin (same jobs, same bins)."""
+    size = base["procs"].to_numpy(float)
+    runtime = base["runtime"].to_numpy(float)
+    se, re_ = log_edges(size, bins), log_edges(runtime, bins)
+    i = np.clip(np.searchsorted(se, np.maximum(size, 1), side="right") - 1, 0, bins - 1)
+    k = np.clip(np.searchsorted(re_, np.maximum(runtime, 1), side="right") - 1, 0, bins - 1)
+    cell = i * bins + k
+    jobs = np.bincount(cell, minlength=bins * bins)
+
+    def mean(wait):
+        total = np.bincount(cell, weights=wait, minlength=bins * bins)
+        with np.errstate(invalid="ignore"):
+            return (total / np.where(jobs > 0, jobs, np.nan)).reshape(bins, bins)
+
+    return WaitBins(se, re_, mean(base["wait"].to_numpy(float)),
+                    mean(plan["wait"].to_numpy(float)), jobs.reshape(bins, bins))
+
+
+def month_of(submit: np.ndarray, unix_start: int | None) -> np.ndarray:
+    """Each job's calendar month of submission (UTC) on the trace's clock, or 30-day
+    blocks from the first submission when the trace has no UnixStartTime."""
+    if unix_start is None:
+        return ((submit - submit.min()) // (30 * 86400)).astype(str)
+    when = pd.to_datetime(submit + unix_start, unit="s", utc=True)
+    return when.strftime("%Y-%m").to_numpy()
+
+
+def plan_study(workload: Workload, policies: Sequence[str] | None = None,
+               since: int | None = None, until: int | None = None,
+               estimates: Estimates = Estimates(), seed: int = 0,
+               progress: Callable[[str], None] | None = None) -> PlanStudy:
+    """Replay the jobs submitted in [since, until) (trace seconds; None: the ends) under
+    the baseline and each of ``policies`` (default: the paper's PLAN 1-3), every job ended
+    at its estimate; ``seed``: the plans' moves."""
+    specs = [BASELINE, *(policies if policies is not None else
+                         [v for k, v in PAPER_POLICIES.items() if k != "FCFS"])]
+    parsed = {paper_name(p): p for p in map(parse_policy, specs)}
+    arrays = job_arrays(workload, estimates)
+    keep = np.ones(len(arrays), bool)
+    if since is not None:
+        keep &= arrays.submit >= since
+    if until is not None:
+        keep &= arrays.submit < until
+    if not keep.any():
+        raise BadInput("no job of the trace is submitted in the window given")
+    arrays = ended_at_estimate(arrays.take(keep))
+    months = month_of(arrays.submit, workload.header.unix_start_time)
+    ids = workload.jobs["job_id"].to_numpy()[keep]
+    runs = []
+    for name, policy in parsed.items():
+        if progress:
+            progress(name)
+        start, _ = run(arrays, replace(policy.engine_config(), seed=seed)
+                       if policy.engine_config().plan else policy.engine_config())
+        table = metrics.schedule_table(arrays.submit, start, arrays.runtime, arrays.procs,
+                                       ids).assign(month=months)
+        runs.append(PlanRun(name, policy, table, metrics.summary(table, arrays.machine)))
+    return PlanStudy(workload.machine.name, (str(months[0]), str(months[-1])), tuple(runs))

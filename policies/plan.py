@@ -1,0 +1,139 @@
+"""plan/sa: plan-based scheduling by simulated annealing, Zheng et al.'s PLAN 1, 2 and 3.
+
+A plan gives every waiting job a start time, found by simulated annealing over the
+permutations of the queue (``advisor.engine.plan``): PLAN 1 minimises the mean wait,
+PLAN 2 the mean squared wait, PLAN 3 the time at which all running and queued jobs are
+done. A plan replaces the queue ordering and the backfilling: a policy holding it has
+neither (``plan2`` alone is the whole policy).
+
+Textbook (``configure``): the replay re-plans at every arrival, start and end, and starts
+each job when its planned start arrives (the paper's §III).
+
+In Slurm (``enact``; docs/slurm-mapping.md, "Plans") a plan is an order for the current
+queue: ``scontrol update JobId=.. SiteFactor=..`` gives each pending job a site factor
+that sorts it in plan order above anything the configuration in effect can add, and
+leaves that configuration as it is (a priority/basic one becomes priority/multifactor
+with every weight 0, since only multifactor reads site factors). Slurm then runs the plan
+with its own scheduler: the slurm mode simulates exactly that, so the gain shown is what
+Slurm would realise. The plan stays fixed until the next advisor run. Grid: PLAN 1, 2
+and 3, alone, unless the queue is long; every planned job queues ahead of every later one, so each job's wait is
+bounded by the queue ahead of it at the run (``bounds_wait``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from advisor.plugins import (NEUTRAL_WEIGHTS, Annealing, Context, Enactment, EngineConfig,
+                             JobColumns, LuaFragment, NoSlurmForm, PluginBase, param,
+                             plan_jobs)
+
+COSTS = ("wait", "squared", "makespan")
+#: the paper's names; a label says PLAN1 for plan/sa:cost=wait
+ALIASES = {"plan1": {"cost": "wait"}, "plan2": {"cost": "squared"},
+           "plan3": {"cost": "makespan"}}
+DEFAULT_N = 100
+#: Slurm keeps a site factor in a signed 32-bit field: the planned order must fit below
+SITE_FACTOR_MAX = 2**31 - 2
+
+
+@dataclass(frozen=True)
+class Params:
+    cost: str = param("squared", "what the plan minimises: wait (PLAN 1: mean wait), "
+                      "squared (PLAN 2: mean squared wait), makespan (PLAN 3: when all "
+                      "running and queued jobs are done)", choices=COSTS)
+    N: int = param(DEFAULT_N, "moves tried at each temperature (Algorithm 1's N; T0 = 1, "
+                   "Tth = 0.0001 and r = 0.9 are the paper's)", min=1)
+    seed: int = param(0, "seed of the annealing's moves", min=0)
+
+
+def priority_span(context: Context) -> int:
+    """More than any priority the configuration in effect can give a job besides its site
+    factor: the step between two planned places."""
+    c = context.config
+    if c.priority_type != "priority/multifactor":
+        return 1
+    weights = (c.priority_weight_age, c.priority_weight_assoc, c.priority_weight_fairshare,
+               c.priority_weight_job_size, c.priority_weight_partition,
+               c.priority_weight_qos)
+    tres = sum(abs(w) for w in c.priority_weight_tres.values())
+    if "NO_NORMAL_TRES" in c.priority_flags:
+        tres *= max(context.cluster.cpus, 1)
+    return int(sum(abs(w) for w in weights) + tres) + 1
+
+
+@dataclass(frozen=True)
+class PlanOrder:
+    """A site factor per planned job (a ``JobRule`` that job_submit.lua does nothing for:
+    jobs submitted later get none); ``starts``: the plan's start of each, for reports."""
+
+    name: str
+    factors: tuple[tuple[int, int], ...]      # (job id, site factor), in plan order
+    starts: tuple[int, ...] = ()
+
+    @property
+    def lua(self) -> LuaFragment:
+        return LuaFragment(f"{self.name} (set by scontrol on pending jobs only)")
+
+    def values(self, jobs: JobColumns, now: int) -> np.ndarray:
+        if jobs.job_id is None:
+            return np.zeros(len(jobs.submit), np.int64)
+        factor = dict(self.factors)
+        return np.array([factor.get(int(j), 0) for j in jobs.job_id], np.int64)
+
+
+class SimulatedAnnealingPlan(PluginBase):
+    family = "plan"
+    name = "sa"
+    summary = "a plan of the whole queue by simulated annealing (Zheng et al.)"
+    Params = Params
+    rank = 50
+    bounds_wait = True
+    replaces = ("backfill", "ordering")
+    aliases = ALIASES
+
+    def candidates(self, context: Context) -> tuple:
+        """PLAN 1-3; none on a long queue, where one plan takes seconds to minutes."""
+        return () if context.queue_is_long else tuple(Params(cost=c) for c in COSTS)
+
+    def in_grid(self, params: Params, policy) -> bool:
+        return len(policy.choices) == 1
+
+    def configure(self, config: EngineConfig, params: Params) -> EngineConfig:
+        return replace(config, plan=params.cost, annealing=Annealing(moves=params.N),
+                       seed=params.seed)
+
+    def enact(self, params: Params, context: Context) -> Enactment:
+        name = next(a for a, v in ALIASES.items() if v["cost"] == params.cost).upper()
+        order = PlanOrder(f"plan order ({name})", ())
+        q = context.queue
+        if q is not None and len(q.job_id):
+            perm, starts, *_ = plan_jobs(q.now, q.run_end, q.run_cpus, q.cpus, q.submit,
+                                         q.limit, q.job_cpus, params.cost,
+                                         Annealing(moves=params.N), params.seed)
+            step = priority_span(context)
+            if len(perm) * step > SITE_FACTOR_MAX:
+                raise NoSlurmForm(f"{len(perm)} pending jobs at {step} priority points a "
+                                  "place do not fit in Slurm's site factor range")
+            factors = tuple((int(q.job_id[k]), (len(perm) - i) * step)
+                            for i, k in enumerate(perm))
+            order = PlanOrder(order.name, factors, tuple(int(starts[k]) for k in perm))
+        basic = context.config.priority_type != "priority/multifactor"
+        return Enactment(
+            sets={"priority_type": "priority/multifactor"} if basic else {},
+            clears=NEUTRAL_WEIGHTS if basic else {}, site_factor=order,
+            fidelity="approximate", caveats=CAVEATS)
+
+
+CAVEATS = (
+    "an order for the jobs pending now, by site factor: it stays until the next advisor "
+    "run; jobs submitted meanwhile get none and queue behind every planned job",
+    "Slurm's backfill fills the holes a plan leaves on purpose: a later job may start "
+    "earlier when it fits without delaying a reservation (bf_max_job_test and the "
+    "backfill window bound how many planned jobs reserve; larger keeps closer to the plan)",
+    "planned on time limits over the cluster's CPUs as one pool: node boundaries, "
+    "partitions and jobs ending early are Slurm's, and the next run re-plans",
+    "nice values and a site's own site factors are overwritten or may reorder the plan")
+
+SA = SimulatedAnnealingPlan()
