@@ -192,6 +192,12 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
         table[SUBMIT, i] = job.submit_time
         table[RUNTIME, i] = runtimes[job.job_id]
         table[LIMIT, i] = job_limit(job, cluster)
+        if job.state == "RUNNING" and job.start_time is not None:
+            # running at the snapshot, so it ends after it, even past its limit (a trace's
+            # overrun; OverTimeLimit): at least a second after, as the plans assume
+            floor = snapshot.time + 1 - job.start_time
+            table[RUNTIME, i] = max(table[RUNTIME, i], floor)
+            table[LIMIT, i] = max(table[LIMIT, i], floor)
         table[CPUS, i] = job.cpus
         table[MIN_NODES, i] = job.nodes
         table[EXCLUSIVE, i] = int(job.exclusive)

@@ -189,3 +189,53 @@ def plan_study(workload: Workload, policies: Sequence[str] | None = None,
                                        ids).assign(month=months)
         runs.append(PlanRun(name, policy, table, metrics.summary(table, arrays.machine)))
     return PlanStudy(workload.machine.name, (str(months[0]), str(months[-1])), tuple(runs))
+
+
+@dataclass(frozen=True)
+class PlanFidelity:
+    """How Slurm runs a plan's order (the slurm mode, every job running to its limit, no
+    new job): per setting, the planned jobs, their mean |realised - planned start| (s),
+    and the share that start within ``slack`` of the plan, earlier, and later."""
+
+    slack: int
+    rows: tuple[tuple[str, int, float, float, float, float], ...]
+
+    def as_dict(self) -> dict:
+        keys = ("setting", "jobs", "mean_abs_s", "within", "earlier", "later")
+        return {"slack": self.slack, "settings": [dict(zip(keys, r)) for r in self.rows]}
+
+
+def realised_vs_planned(snapshot, spec: str = "plan2", slack: int = 60,
+                        settings: dict | None = None) -> PlanFidelity:
+    """Simulate the plan's site factors on ``snapshot`` under the configuration in effect
+    and under each of ``settings`` (name: SchedulerParameters changes; default: every job
+    reserves, bf_job_part_count_reserve=0, as conservative backfilling), with every job
+    running to its limit, and compare each planned job's start with the plan's. ``slack``:
+    Slurm's backfill works in bf_resolution steps (60 s by default)."""
+    from advisor.engine.slurm import job_limit, slurm_input, start_times, with_backfill
+    from advisor.whatif.candidates import queue_state, slurm_candidate
+    from advisor.whatif.scenario import candidate_input, nice_of
+    settings = {"conservative (bf_job_part_count_reserve=0)":
+                {"bf_job_part_count_reserve": 0}} if settings is None else settings
+    machine = snapshot.machine
+    # an overdue running job ends a second after the snapshot, as the plan assumes
+    runtimes = {j.job_id: max(job_limit(j, machine), snapshot.time + 1 - (
+        j.start_time if j.start_time is not None else snapshot.time))
+        for j in (*snapshot.running, *snapshot.pending)}
+    rows = []
+    for name, changes in {"in effect": {}, **settings}.items():
+        config = with_backfill(snapshot.config, **changes)
+        snap = replace(snapshot, config=config)
+        cand = slurm_candidate(parse_policy(spec), config, machine, queue=queue_state(snap))
+        order = cand.site
+        base = slurm_input(snap, runtimes, config=config)
+        start = start_times(candidate_input(base, cand, snap, nice_of(base, snap), runtimes))
+        where = {int(j): k for k, j in enumerate(base.job_ids)}
+        ids = [job for job, _ in order.factors]
+        diff = np.array([start[where[j]] - s for j, s in zip(ids, order.starts)], float)
+        if not len(diff):
+            raise BadInput("no pending job can start: nothing to plan")
+        rows.append((name, len(diff), float(np.abs(diff).mean()),
+                     float((np.abs(diff) <= slack).mean()), float((diff < -slack).mean()),
+                     float((diff > slack).mean())))
+    return PlanFidelity(slack, tuple(rows))
