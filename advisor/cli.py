@@ -19,15 +19,17 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
-from advisor.errors import AdvisorError, BadInput, MissingExtra
+from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
+                                _estimates, _load, _progress)
+from advisor.cli_studies import cmd_plans, cmd_queues, cmd_tune
+from advisor.errors import AdvisorError, BadInput
 
-EXIT_OK, EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 10, 130, 143
+EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 10, 130, 143
 
 
 class Terminated(KeyboardInterrupt):
@@ -59,33 +61,6 @@ def _settings(args, **changes):
                         **changes)
     settings.check()
     return settings
-
-
-def _emit_json(doc: dict) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, default=list) + "\n")
-
-
-def _estimates(text: str):
-    from advisor.engine import Estimates
-    if text in ("user", "exact"):
-        return Estimates(text)
-    if text.startswith("f="):
-        try:
-            return Estimates("badness", float(text[2:]))
-        except ValueError:
-            pass
-    raise BadInput(f"--estimates {text}: use user, exact or f=N (N >= 1)")
-
-
-def _load(args):
-    from adapters.swf import read_swf, resolve_trace
-    from advisor.cleaning import CleaningOptions
-    cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
-                               drop_oversize=args.drop_oversize,
-                               drop_overruns=args.drop_overruns)
-    if args.procs is not None and args.procs <= 0:
-        raise BadInput("--procs must be a positive number of processors")
-    return read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
 
 
 def _per_policy_path(path: str, label: str, several: bool) -> Path:
@@ -158,54 +133,6 @@ def _online(args, out: Console) -> int:
         _emit_json({**workload_dict(workload), **result.as_dict()})
     else:
         out.print(online_table(workload, result))
-    return EXIT_OK
-
-
-def cmd_tune(args, out: Console) -> int:
-    from advisor.units import parse_duration
-    from advisor.views.report import tune_table
-    from advisor.whatif.runner import make_executor
-    from advisor.studies.tune import tune
-    thresholds = tuple(parse_duration(t) for t in args.threshold)
-    estimates = replace(_estimates(args.estimates), seed=args.seed)
-    if args.plot:
-        _check_output(args.plot, extra=("matplotlib", "plot"))
-    workload = _load(args)
-    _compile_notice()
-    with _progress("simulating weeks") as on_progress:
-        result = tune(workload, weeks=args.weeks, seed=args.seed, thresholds=thresholds,
-                      estimates=estimates, executor=make_executor(args.workers, "process"),
-                      on_progress=on_progress)
-    if args.plot:
-        from adapters.files import atomic_write
-        from advisor.views.plots import tune_png
-        atomic_write(args.plot, tune_png(result, title=Path(workload.source).name))
-    if args.json:
-        from advisor.views.report import workload_dict
-        _emit_json({**workload_dict(workload), **result.as_dict()})
-    else:
-        out.print(tune_table(workload, result))
-    return EXIT_OK
-
-
-def cmd_queues(args, out: Console) -> int:
-    from advisor.studies.queue_counts import queue_count_study
-    if args.plot:
-        _check_output(args.plot, extra=("matplotlib", "plot"))
-    workload = _load(args)
-    _compile_notice()
-    with out.status("simulating the queue counts"):
-        study = queue_count_study(workload, args.trigger, args.weeks_ahead, args.estimates,
-                                  args.setting, args.parts, args.samples, args.seed)
-    if args.plot:
-        from adapters.files import atomic_write
-        from advisor.views.plots import queue_count_png
-        atomic_write(args.plot, queue_count_png(study))
-    if args.json:
-        _emit_json(study.as_dict())
-    else:
-        from advisor.views.queues import queue_count_view
-        out.print(queue_count_view(study))
     return EXIT_OK
 
 
@@ -345,16 +272,6 @@ def cmd_recommend(args, out: Console) -> int:
     return code
 
 
-def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
-    """A file the command will write: refused before any work if it cannot be."""
-    from adapters.files import check_writable
-    check_writable(path)
-    if extra:
-        import importlib.util
-        if importlib.util.find_spec(extra[0]) is None:
-            raise MissingExtra(*extra)
-
-
 def _executor(args):
     """Where simulations run; an embedded Ray keeps its files under the state folder."""
     from adapters.store import default_path
@@ -366,34 +283,6 @@ def _executor(args):
     # so that SIGTERM unwinds and shuts Ray down
     signal.signal(signal.SIGTERM, _on_sigterm)
     return executor
-
-
-def _compile_notice() -> None:
-    """On a cold cache, say on stderr (a terminal or not: cron mails it) that the
-    simulator is compiled once, compile it here, and say how long that took."""
-    import time
-
-    from advisor.engine.warmup import compile_all, compiled
-    if compiled():
-        return
-    sys.stderr.write("advisor: compiling the simulator once for this machine (1 to 3 "
-                     "minutes; later runs reuse it)...\n")
-    sys.stderr.flush()
-    start = time.monotonic()
-    compile_all()
-    sys.stderr.write(f"advisor: simulator compiled in {time.monotonic() - start:.0f} s\n")
-
-
-@contextmanager
-def _progress(what: str):
-    """A progress bar on stderr (when it is a terminal); yields on_progress(done, total)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    err = Console(stderr=True)
-    with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
-                  disable=not err.is_terminal) as progress:
-        task = progress.add_task(what, total=None)
-        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 def cmd_report(args, out: Console) -> int:
@@ -437,13 +326,14 @@ def cmd_bench(args, out: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "queues": cmd_queues,
+
+COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "queues": cmd_queues, "plans": cmd_plans,
             "snapshot": cmd_snapshot, "recommend": cmd_recommend, "report": cmd_report,
             "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench}
 
 
 #: the commands that use policy plugins: they load (and check) every plugin before any work
-USES_PLUGINS = ("replay", "tune", "snapshot", "recommend", "policies")
+USES_PLUGINS = ("replay", "tune", "plans", "snapshot", "recommend", "policies")
 
 
 def _on_sigterm(signum, frame):

@@ -11,6 +11,7 @@ from advisor.plugins.contract import LONG_QUEUE
 #: one example per command, shown at the end of its --help
 EXAMPLES = {
     "replay": "advisor replay CTC-SP2 --policy easy:FCFS:FCFS --policy easy:SPF:SPF:T=20h",
+    "plans": "advisor plans SDSC-BLUE --since 2000-07-01 --until 2000-08-01 --bins 'PLAN 2'",
     "tune": "advisor tune KTH-SP2 --weeks 50 --threshold 20h --plot tune.png",
     "queues": "advisor queues KTH-SP2 --trigger 100 --weeks-ahead 2 --plot queues.png",
     "snapshot": "advisor snapshot --from swf:KTH-SP2@1996-12-09T13:00",
@@ -31,7 +32,8 @@ def package_version() -> str:
 
 def _trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
-                   "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE); default: KTH-SP2")
+                   "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE, LLNL-Atlas); default: "
+                   "KTH-SP2")
     p.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs)")
     p.add_argument("--drop-overruns", action="store_true",
                    help="drop jobs that ran longer than they requested (the filter of "
@@ -159,6 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "honest: futures drawn from the finished jobs only")
     p.add_argument("--samples", type=int, default=4, help="honest: futures per test")
     p.add_argument("--plot", metavar="PNG", help="write R per week as a plot")
+
+    p = command("plans", "Zheng et al.'s study: plans by simulated annealing (PLAN 1-3) "
+                "against EASY-FCFS-FCFS, month by month")
+    _trace_options(p)
+    p.add_argument("--policy", action="append", metavar="SPEC", help="a plan or any policy "
+                   "to compare (repeatable; default plan1, plan2, plan3)")
+    p.add_argument("--since", metavar="MOMENT", help="first submission replayed: a date "
+                   "(2000-05-01) or seconds since the trace's start (default: its start)")
+    p.add_argument("--until", metavar="MOMENT", help="replay the jobs submitted before this "
+                   "(default: all)")
+    p.add_argument("--bins", metavar="NAME", help="also list Fig. 6's bins (wait by size "
+                   "and runtime) of this run against FCFS, e.g. 'PLAN 2'")
+    p.add_argument("--plot", metavar="PNG", help="write Fig. 6's heatmaps (of --bins, "
+                   "default PLAN 2)")
 
     p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
                 "replayed up to a moment")

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from advisor import metrics
-from advisor.engine import EngineConfig, Estimates, JobArrays, job_arrays, make_arrays, run
+from advisor.engine import Estimates, JobArrays, job_arrays, make_arrays, run
 from advisor.errors import BadInput
 from advisor.model import Workload
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
@@ -149,12 +149,17 @@ def wait_bins(base: pd.DataFrame, plan: pd.DataFrame, bins: int = BINS) -> WaitB
                     mean(plan["wait"].to_numpy(float)), jobs.reshape(bins, bins))
 
 
-def month_of(submit: np.ndarray, unix_start: int | None) -> np.ndarray:
-    """Each job's calendar month of submission (UTC) on the trace's clock, or 30-day
-    blocks from the first submission when the trace has no UnixStartTime."""
-    if unix_start is None:
+def month_of(submit: np.ndarray, header) -> np.ndarray:
+    """Each job's calendar month of submission on the trace's clock and in its time zone
+    (UTC when it names none), or 30-day blocks from the first submission when the trace
+    has no UnixStartTime."""
+    if header.unix_start_time is None:
         return ((submit - submit.min()) // (30 * 86400)).astype(str)
-    when = pd.to_datetime(submit + unix_start, unit="s", utc=True)
+    when = pd.to_datetime(submit + header.unix_start_time, unit="s", utc=True)
+    try:
+        when = when.tz_convert(header.time_zone_string or "UTC")
+    except Exception:          # an unknown zone name: UTC, as parse_moment does
+        pass
     return when.strftime("%Y-%m").to_numpy()
 
 
@@ -177,7 +182,7 @@ def plan_study(workload: Workload, policies: Sequence[str] | None = None,
     if not keep.any():
         raise BadInput("no job of the trace is submitted in the window given")
     arrays = ended_at_estimate(arrays.take(keep))
-    months = month_of(arrays.submit, workload.header.unix_start_time)
+    months = month_of(arrays.submit, workload.header)
     ids = workload.jobs["job_id"].to_numpy()[keep]
     runs = []
     for name, policy in parsed.items():

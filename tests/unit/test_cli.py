@@ -202,3 +202,30 @@ def test_replay_online_json():
     bad = advisor("replay", "KTH-SP2", "--online", "2w", "--policy", "easy:SPF",
                   "--policy", "easy:LCFS")
     assert bad.returncode == 2 and "once" in bad.stderr and not bad.stdout
+
+
+def test_plans_study_json_bins_and_plot(tmp_path):
+    """Zheng et al.'s study on Atlas's one busy month: PLAN 1-3 against FCFS, the months,
+    Fig. 6's bins (JSON, table and heatmaps); a plan replays like any policy."""
+    png = tmp_path / "fig6.png"
+    window = ("--since", "2007-02-01", "--until", "2007-03-01")
+    done = advisor("plans", "LLNL-Atlas", *window, "--plot", str(png), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [r["name"] for r in doc["runs"]] == ["FCFS", "PLAN 1", "PLAN 2", "PLAN 3"]
+    assert [r["policy"] for r in doc["runs"]] == ["easy:FCFS:FCFS", "plan1", "plan2", "plan3"]
+    assert [m["month"] for m in doc["months"]] == ["2007-02"]
+    bins = doc["bins"]["PLAN 2"]
+    assert len(bins["size_edges"]) == len(bins["runtime_edges"]) == 16
+    assert sum(map(sum, bins["jobs"])) == doc["months"][0]["jobs"] == doc["runs"][0]["jobs"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = advisor("plans", "LLNL-Atlas", *window, "--policy", "plan2:N=20",
+                   "--bins", "PLAN2 N=20").stdout
+    assert "PLAN2 N=20" in text and "Fig. 6" in text and "2007-02" in text
+    done = advisor("replay", "KTH-SP2", "--policy", "plan2:N=5", "--policy", "easy:FCFS",
+                   "--json")                    # 440 evaluations a plan: seconds, not minutes
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["policies"]["plan2:N=5"]["label"] == "PLAN2 N=5"
+    bad = advisor("replay", "KTH-SP2", "--policy", "easy:FCFS + plan2")
+    assert bad.returncode == 2 and "replaces the backfill family" in bad.stderr

@@ -1,0 +1,78 @@
+"""What the commands of ``advisor`` share: reading a trace, checking an output before the
+long work, JSON out, the compile notice and the progress bar. Only the CLI modules use it."""
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from advisor.errors import BadInput, MissingExtra
+
+EXIT_OK = 0
+
+
+def _emit_json(doc: dict) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, default=list) + "\n")
+
+
+def _estimates(text: str):
+    from advisor.engine import Estimates
+    if text in ("user", "exact"):
+        return Estimates(text)
+    if text.startswith("f="):
+        try:
+            return Estimates("badness", float(text[2:]))
+        except ValueError:
+            pass
+    raise BadInput(f"--estimates {text}: use user, exact or f=N (N >= 1)")
+
+
+def _load(args):
+    from adapters.swf import read_swf, resolve_trace
+    from advisor.cleaning import CleaningOptions
+    cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
+                               drop_oversize=args.drop_oversize,
+                               drop_overruns=args.drop_overruns)
+    if args.procs is not None and args.procs <= 0:
+        raise BadInput("--procs must be a positive number of processors")
+    return read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
+
+
+def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
+    """A file the command will write: refused before any work if it cannot be."""
+    from adapters.files import check_writable
+    check_writable(path)
+    if extra:
+        import importlib.util
+        if importlib.util.find_spec(extra[0]) is None:
+            raise MissingExtra(*extra)
+
+
+def _compile_notice() -> None:
+    """On a cold cache, say on stderr (a terminal or not: cron mails it) that the
+    simulator is compiled once, compile it here, and say how long that took."""
+    import time
+
+    from advisor.engine.warmup import compile_all, compiled
+    if compiled():
+        return
+    sys.stderr.write("advisor: compiling the simulator once for this machine (1 to 3 "
+                     "minutes; later runs reuse it)...\n")
+    sys.stderr.flush()
+    start = time.monotonic()
+    compile_all()
+    sys.stderr.write(f"advisor: simulator compiled in {time.monotonic() - start:.0f} s\n")
+
+
+@contextmanager
+def _progress(what: str):
+    """A progress bar on stderr (when it is a terminal); yields on_progress(done, total)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    err = Console(stderr=True)
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
+                  disable=not err.is_terminal) as progress:
+        task = progress.add_task(what, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
