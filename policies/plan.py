@@ -116,9 +116,13 @@ class SimulatedAnnealingPlan(PluginBase):
             if len(perm) * step > SITE_FACTOR_MAX:
                 raise NoSlurmForm(f"{len(perm)} pending jobs at {step} priority points a "
                                   "place do not fit in Slurm's site factor range")
-            factors = tuple((int(q.job_id[k]), (len(perm) - i) * step)
-                            for i, k in enumerate(perm))
-            order = PlanOrder(order.name, factors, tuple(int(starts[k]) for k in perm))
+            # the plan's order is by planned start (the paper's execution queue); its
+            # permutation may list a job that backfills a hole after a later one
+            place = {int(k): i for i, k in enumerate(perm)}
+            ranked = sorted(place, key=lambda k: (starts[k], place[k]))
+            factors = tuple((int(q.job_id[k]), (len(ranked) - i) * step)
+                            for i, k in enumerate(ranked))
+            order = PlanOrder(order.name, factors, tuple(int(starts[k]) for k in ranked))
         basic = context.config.priority_type != "priority/multifactor"
         return Enactment(
             sets={"priority_type": "priority/multifactor"} if basic else {},

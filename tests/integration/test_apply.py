@@ -175,3 +175,31 @@ def test_an_os_error_while_writing_rolls_back(included, tmp_path, capsys, monkey
     assert fragment.read_text() == before and not lua.exists()
     shown = parse_config(SlurmCommands().run("scontrol", "show", "config"))
     assert shown.priority_weight_age == 1000 and "lua" not in shown.job_submit_plugins
+
+
+def test_a_plan_is_applied_as_site_factors_in_plan_order(included, tmp_path, capsys):
+    """recommend --candidate plan2 --apply on the same queue: slurmctld accepts every
+    SiteFactor command, and sprio and squeue then show the pending jobs in plan order (the
+    short jobs first: PLAN 2 does not keep them behind the wide one)."""
+    slurm, fragment, lua = included
+    blocker, wide, short = _queue(slurm)
+    code = main(["recommend", "--from", "slurm:cli", "--candidate", "plan2", "--samples",
+                 "2", "--executor", "serial", "--store", str(tmp_path / "a.sqlite"),
+                 "--json", "--apply"])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert code == 10, (doc.get("reason"), err)
+    assert doc["chosen"]["spec"] == "plan2" and "error" not in doc["applied"]
+    change = doc["change_detail"]
+    assert change["diff"] == {} and change["job_submit_lua"] == ""
+    planned = {}
+    for line in change["commands"]:
+        if line.startswith("scontrol update"):
+            fields = dict(f.split("=") for f in line.split()[2:])
+            planned[int(fields["JobId"])] = int(fields["SiteFactor"])
+    assert set(planned) == {wide, *short}
+    order = sorted(planned, key=lambda j: -planned[j])
+    assert order[-1] == wide, order
+    factors = parse_sprio(slurm.run("sprio", "--noheader", "--format", SPRIO_FORMAT))
+    assert {job: int(f["site"]) for (job, _), f in factors.items()} == planned
+    assert _pending_by_priority(slurm) == order
