@@ -86,3 +86,53 @@ def test_a_job_ends_at_its_estimate_at_the_latest():
     arrays = make_arrays([0, 1], [100, 10], [50, 10], [2, 2], 2)
     start, promised = run(arrays, EngineConfig(plan="wait"))
     assert start.tolist() == [0, 50] and promised.tolist() == [0, 50]
+
+
+def test_a_plan_for_a_live_queue_is_site_factors_in_planned_start_order():
+    """On a snapshot (KTH-SP2 replayed to day 150): every pending job gets a site factor,
+    highest first in order of planned start, steps above what the configuration in effect
+    can add; the change is scontrol commands only; priority/basic becomes multifactor with
+    every weight 0, since only multifactor reads site factors."""
+    from dataclasses import replace
+
+    from advisor.model import SchedulingConfig
+    from advisor.plugins.spec import parse_policy
+    from advisor.whatif.candidates import candidates_for, queue_state
+    from advisor.whatif.slurmconf import change_for
+    from advisor.whatif.snapshot import trace_snapshot
+    from tests.conftest import bundled
+    snap = trace_snapshot(bundled("KTH-SP2", False), parse_policy("easy:FCFS:FCFS"),
+                          150 * 86400)
+    weighted = replace(snap, config=replace(snap.config, priority_weight_age=1000,
+                                            priority_weight_job_size=500))
+    cand = candidates_for(weighted, [parse_policy("plan2")])[1]
+    order = cand.site
+    factors = [f for _, f in order.factors]
+    assert len(factors) == len(queue_state(snap).job_id) == len(snap.pending) > 10
+    assert factors == sorted(factors, reverse=True) and min(factors) == 1501
+    assert len(set(factors)) == len(factors) and factors[0] - factors[1] == 1501
+    assert list(order.starts) == sorted(order.starts)
+    change = change_for(cand, weighted)
+    assert change.diff == {} and change.script == "" and not change.empty
+    assert sorted(change.commands) == sorted(f"scontrol update JobId={j} SiteFactor={f}"
+                                             for j, f in order.factors)
+    basic = replace(snap, config=SchedulingConfig())
+    cand = candidates_for(basic, [parse_policy("plan2")])[1]
+    assert cand.config.priority_type == "priority/multifactor"
+    assert cand.config.priority_weight_age == 0
+
+
+def test_every_job_reserving_keeps_slurm_at_least_as_close_to_the_plan():
+    """SDSC-BLUE on day 44 at noon, 30 jobs pending, every job running to its limit: Slurm
+    under the configuration in effect (EASY's one reservation) and with every job
+    reserving; conservative backfilling starts at least as many planned jobs within a
+    minute of their planned start (docs/slurm-mapping.md, "Plans", gives the figures)."""
+    from advisor.plugins.spec import parse_policy
+    from advisor.studies.plans import realised_vs_planned
+    from advisor.whatif.snapshot import trace_snapshot
+    from tests.conftest import bundled
+    snap = trace_snapshot(bundled("SDSC-BLUE", False), parse_policy("easy:FCFS:FCFS"),
+                          44 * 86400 + 43200)
+    easy, conservative = realised_vs_planned(snap, "plan2").rows
+    assert easy[1] == conservative[1] == 30
+    assert conservative[3] >= easy[3] > 0.3

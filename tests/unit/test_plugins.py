@@ -90,6 +90,57 @@ def test_a_plugin_must_be_registered_under_its_own_name_and_a_family_has_one_def
         build([check(first, "toy/one", "a 1"), check(second, "toy/two", "b 2")])
 
 
+def test_replaces_and_aliases_are_checked_when_a_plugin_loads():
+    """A family a plugin replaces must exist and not be its own; an alias must be a
+    lower-case name no plugin has, whose parameters Params accepts, and only one plugin's."""
+    @dataclass(frozen=True)
+    class Cost:
+        cost: str = param("a", "what", choices=("a", "b"))
+
+    def toy(name="one", **members):
+        t = Toy()
+        t.name, t.Params = name, Cost
+        for k, v in members.items():
+            setattr(t, k, v)
+        return t
+
+    assert check(toy(replaces=("ordering",)), "toy/one", "p 1").replaces == ("ordering",)
+    with pytest.raises(PluginRefused, match="it replaces its own family"):
+        check(toy(replaces=("toy",)), "toy/one", "p 1")
+    with pytest.raises(PluginRefused, match="replaces is not a list of family names"):
+        check(toy(replaces="ordering"), "toy/one", "p 1")
+    with pytest.raises(PluginRefused, match="replaces the family 'nope'"):
+        build([check(toy(replaces=("nope",)), "toy/one", "p 1")])
+    with pytest.raises(PluginRefused, match="alias 'x' gives parameters Params refuses"):
+        check(toy(aliases={"x": {"cost": "c", "other": 1}}), "toy/one", "p 1")
+    with pytest.raises(PluginRefused, match="aliases must map lower-case names"):
+        check(toy(aliases={"X Y": {}}), "toy/one", "p 1")
+    with pytest.raises(PluginRefused, match="both call a choice 'x'"):
+        build([check(toy(aliases={"x": {}}), "toy/one", "p 1"),
+               check(toy("two", aliases={"x": {}}), "toy/two", "p 1")])
+    with pytest.raises(PluginRefused, match="calls a choice 'two', the name of a plugin"):
+        build([check(toy(aliases={"two": {}}), "toy/one", "p 1"),
+               check(toy("two"), "toy/two", "p 1")])
+
+
+def test_a_plan_stands_alone_under_its_alias():
+    """plan/sa replaces the ordering and backfill families: a policy holding it has neither,
+    may not name one, is labelled and written by its alias, and sits in the grid alone."""
+    plan = parse_policy("PLAN2")
+    assert [c.plugin.key for c in plan.choices] == ["plan/sa"]
+    assert plan.label == "PLAN2" and plan.canonical == "plan2"
+    assert parse_policy("plan/sa:cost=wait:N=20").canonical == "plan1:N=20"
+    assert parse_policy(parse_policy("plan1:N=20").canonical) == parse_policy("plan1:N=20")
+    assert plan.engine_config().plan == "squared"
+    for spec in ("easy:FCFS + plan2", "plan2 + ordering/spf"):
+        with pytest.raises(BadInput, match="replaces the (backfill|ordering) family"):
+            parse_policy(spec)
+    grid = default_grid(Context(ANY_CLUSTER))
+    plans = [p for p in grid if p.choice("plan")]
+    assert [p.spec for p in plans] == ["plan1", "plan2", "plan3"]
+    assert all(len(p.choices) == 1 for p in plans)
+
+
 @pytest.mark.parametrize("spec, message", [
     ("easy:FOO", "unknown ordering policy 'FOO'; installed: fcfs, lcfs"),
     ("ordering/nope", "unknown ordering policy 'nope'"),
