@@ -5,10 +5,10 @@ the paper's versions (job counts differ), so the comparison is of directions.
 
 SDSC-BLUE is replayed over the paper's window (May 2000 to December 2001) unless --all;
 LLNL-Atlas's whole log is the paper's window. With --single, also the time of one plan of
-100 and of 500 waiting jobs with 200 running, the paper's parameters (the issue's target:
-under 0.1 s for 100 jobs; the paper's: under 1 s), on LLNL-Atlas's sizes and limits. With --fidelity, how closely Slurm (the
-slurm mode) runs PLAN 2's order on SDSC-BLUE snapshots, under EASY's one reservation and
-with every job reserving.
+100 and of 500 waiting jobs with 200 running, the paper's parameters, on LLNL-Atlas's sizes
+and limits (the issue's target: under 0.1 s for 100 jobs; the paper's: under 1 s). With
+--fidelity, how closely Slurm (the slurm mode) runs PLAN 2's order on SDSC-BLUE snapshots,
+under EASY's one reservation and with every job reserving.
 
     .venv/bin/python bench/plans.py [--traces SDSC-BLUE,LLNL-Atlas] [--all]
                                     [--policies FCFS,PLAN 1,...] [--single] [--fidelity]

@@ -16,8 +16,8 @@ leaves that configuration as it is (a priority/basic one becomes priority/multif
 with every weight 0, since only multifactor reads site factors). Slurm then runs the plan
 with its own scheduler: the slurm mode simulates exactly that, so the gain shown is what
 Slurm would realise. The plan stays fixed until the next advisor run. Grid: PLAN 1, 2
-and 3, alone, unless the queue is long; every planned job queues ahead of every later one, so each job's wait is
-bounded by the queue ahead of it at the run (``bounds_wait``).
+and 3, alone, unless the queue is long; every planned job queues ahead of every later one,
+so each job's wait is bounded by the queue ahead of it at the run (``bounds_wait``).
 """
 from __future__ import annotations
 

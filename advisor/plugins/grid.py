@@ -79,8 +79,8 @@ def grid(context: Context, points: Mapping[str, Sequence] | None = None
     return kept, (f"{len(left)} {' and '.join(names)} candidates not simulated: "
                   f"{context.pending} jobs pending, more than --conservative-up-to "
                   f"{context.long_queue} (on a long queue each of their simulations or "
-                  f"plans takes seconds); name one with --candidate, e.g. {left[0].spec}, to simulate "
-                  "it")
+                  f"plans takes seconds); name one with --candidate, e.g. {left[0].spec}, "
+                  "to simulate it")
 
 
 def catalogue() -> list[dict]:

@@ -16,8 +16,9 @@ Two written forms, mixed freely:
 
 A family not named gets its default member (ordering/fcfs, backfill/easy), unless a chosen
 plugin replaces that family (a plan replaces the ordering and the backfilling); a family
-without one (threshold) is absent. ``Policy.spec`` is the text as written, or for a policy built
-from choices (the default grid) its canonical text, which parses back to the same policy.
+without one (threshold) is absent. ``Policy.spec`` is the text as written, or for a policy
+built from choices (the default grid) its canonical text, which parses back to the same
+policy.
 """
 from __future__ import annotations
 
@@ -85,9 +86,9 @@ class Policy:
         replaced = {f: c for c in chosen.values() for f in c.plugin.replaces}
         for family, c in replaced.items():
             if family in chosen:
-                raise BadInput(f"{c.plugin.key} replaces the {family} family (it orders the "
-                               f"whole queue itself), so a policy cannot also choose "
-                               f"{chosen[family].plugin.key}; give it alone")
+                raise BadInput(f"{c.plugin.key} replaces the {family} family, so a policy "
+                               f"cannot also choose {chosen[family].plugin.key}; give it "
+                               f"without one")
         for family in reg.families:
             if family.name not in chosen and family.name not in replaced and \
                     family.default is not None:

@@ -18,8 +18,8 @@ from tests.conftest import bundled
 #: the same order: T=24h is now written T=1d)
 #: runtime-class queues pair with EASY-FCFS only; with no history, the fallback boundaries
 GRID = ["easy:FCFS:P=2:cuts=4h", "easy:FCFS:P=3:cuts=1h/12h",
-        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1", "plan2", "plan3", "easy:FCFS", "depth:FCFS:k=2", "depth:FCFS:k=4",
-        "conservative:FCFS"] + [
+        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1", "plan2", "plan3", "easy:FCFS",
+        "depth:FCFS:k=2", "depth:FCFS:k=4", "conservative:FCFS"] + [
     f"{bf}:{order}" + (f":{k}" if k else "") + f":T={t}"
     for order in ("SPF", "LPF", "SQF", "LQF")
     for bf, k in (("easy", ""), ("depth", "k=2"), ("depth", "k=4"), ("conservative", ""))
