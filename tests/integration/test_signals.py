@@ -4,7 +4,7 @@ process and no Ray session folder behind; a run killed outright is cleaned up by
 
 SIGINT goes to the process group, as a terminal's Ctrl-C does (Ray's processes block it);
 SIGTERM to the advisor alone, as ``kill PID`` and systemd's KillMode=mixed do, and to the
-whole group, as systemd's default does."""
+whole group, as systemd's default does (where Ray itself may end the run first, with 1)."""
 from __future__ import annotations
 
 import os
@@ -38,13 +38,17 @@ def _ray_folder(state: Path) -> Path:
 
 
 def _wait_for_ray(proc: subprocess.Popen, state: Path, timeout: float = 600) -> None:
-    """Until the run's Ray has a session (after any cold compile), plus a margin."""
+    """Until the run's Ray has started a worker (after any cold compile), plus a margin:
+    the driver has then registered. A group signal during ray.init kills the raylet
+    before the driver registers, and Ray's C++ core exits 1 there, out of Python's reach
+    (seen on a loaded machine, where the session folder came seconds before the driver)."""
     deadline = time.monotonic() + timeout
-    while not list((_ray_folder(state) / str(proc.pid)).glob("session_*")):
+    while not list((_ray_folder(state) / str(proc.pid)).glob(
+            "session_*/logs/python-core-worker-*.log")):
         assert proc.poll() is None, proc.stderr.read()
         assert time.monotonic() < deadline, "Ray never started"
         time.sleep(0.2)
-    time.sleep(4)
+    time.sleep(2)
     assert proc.poll() is None, "the run ended before the signal: make COMMAND longer"
 
 
@@ -78,11 +82,21 @@ def test_a_signal_ends_recommend_cleanly(tmp_path, signum, to_group, code, word)
     proc = _start(tmp_path)
     _wait_for_ray(proc, tmp_path)
     (os.killpg if to_group else os.kill)(proc.pid, signum)
-    assert proc.wait(timeout=120) == code
+    got = proc.wait(timeout=120)
     err = proc.stderr.read()
-    assert err.strip().splitlines()[-1] == f"advisor: {word}", err
     assert "Traceback" not in err and "SIGTERM received" not in err, err
+    if got == 1 and signum == signal.SIGTERM and to_group:
+        # the raylet, killed by the same signal, can die first: Ray's C++ core then ends
+        # the process with 1 before Python's handler runs (1 time in 5 on a loaded 2-core
+        # machine); nothing is left running, and the next run removes the session folder
+        # (the test below). docs/recommend.md says so; the systemd unit signals the advisor
+        # alone (KillMode=mixed), the case above.
+        assert "raylet" in err.lower() or "lost objects" in err or "socket" in err, err
+        assert _gone(proc.pid, timeout=30) == []
+        return
+    assert got == code, err
     assert _gone(proc.pid) == []
+    assert err.strip().splitlines()[-1] == f"advisor: {word}", err
     assert list(_ray_folder(tmp_path).iterdir()) == []
 
 
