@@ -20,7 +20,6 @@ import argparse
 import json
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,23 +32,21 @@ from rich.table import Table  # noqa: E402
 from adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.engine.plan import plan  # noqa: E402
 from advisor.studies.plans import PAPER_POLICIES, plan_study  # noqa: E402
+from advisor.whatif.snapshot import parse_moment  # noqa: E402
 
 #: the paper's Table II (utilisation under FCFS, PLAN 1, 2, 3) and its windows
 TABLE2 = {"SDSC-BLUE": (0.780, 0.785, 0.782, 0.793), "LLNL-Atlas": (0.744, 0.750, 0.751, 0.758)}
 WINDOWS = {"SDSC-BLUE": ("2000-05-01", "2002-01-01"), "LLNL-Atlas": (None, None)}
 
 
-def trace_seconds(day: str | None, unix_start: int | None) -> int | None:
-    if day is None or unix_start is None:
-        return None
-    when = datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
-    return int(when.timestamp()) - unix_start
+def trace_seconds(day: str | None, header) -> int | None:
+    """A date on the trace's clock and in its time zone (as ``advisor plans --since``)."""
+    return None if day is None else parse_moment(day, header)
 
 
 def one_trace(name: str, whole: bool, policies: list[str], out: Console) -> dict:
     workload = read_swf(resolve_trace(name))
     since, until = (None, None) if whole else WINDOWS.get(name, (None, None))
-    start = workload.header.unix_start_time
     timings = {}
     clock = [time.perf_counter()]
 
@@ -60,7 +57,8 @@ def one_trace(name: str, whole: bool, policies: list[str], out: Console) -> dict
     chosen = {k: v for k, v in PAPER_POLICIES.items() if k in policies}
     t0 = time.perf_counter()
     study = plan_study(workload, [v for k, v in chosen.items() if k != "FCFS"],
-                       trace_seconds(since, start), trace_seconds(until, start),
+                       trace_seconds(since, workload.header),
+                       trace_seconds(until, workload.header),
                        progress=progress)
     clock.append(time.perf_counter())
     for run, (a, b) in zip(study.runs, zip(clock[1:], clock[2:])):
