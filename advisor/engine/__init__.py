@@ -10,7 +10,7 @@ from typing import Callable, Union
 import numpy as np
 
 from advisor.engine import core
-from advisor.engine.plan import COSTS, Annealing
+from advisor.engine.plan import COSTS, Annealing, simulate_plans
 from advisor.engine.structures import (EXP, FCFS, KEYED, KEYED_OTHER, LCFS, LPF, LQF, SPF,
                                        SQF, order_key)
 from advisor.errors import BadInput
@@ -209,7 +209,6 @@ def _run_queues(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np
 def _run_plans(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
     """Plan-based scheduling: returns (start times, each job's start in the first plan
     that held it). A plan replaces the queue policy, so any queue setting is refused."""
-    from advisor.engine.plan import simulate_plans
     if config.plan not in COSTS:
         raise BadInput(f"unknown plan objective '{config.plan}'; use "
                        f"{', '.join(COSTS)}")

@@ -110,9 +110,8 @@ def _points(p: Plugin, policies: list[Policy]) -> list[str]:
     for pol in policies:
         c = pol.choice(p.family)
         if c is not None and c.plugin == p:
-            text = " ".join([c.alias, *c.written(True, skip=tuple(p.aliases[c.alias]))]
-                            if c.alias else c.written(c.is_default, skip=(BACKFILL_ORDER,))
-                            ) or p.name
+            text = " ".join(c.aliased() if c.alias else
+                            c.written(c.is_default, skip=(BACKFILL_ORDER,))) or p.name
             if text not in seen:
                 seen.append(text)
     return seen

@@ -53,6 +53,10 @@ class Choice:
         return next((a for a, values in self.plugin.aliases.items()
                      if all(getattr(self.params, k) == v for k, v in values.items())), None)
 
+    def aliased(self) -> list[str]:
+        """The alias, then the parameters it does not set that differ from defaults."""
+        return [self.alias, *self.written(True, skip=tuple(self.plugin.aliases[self.alias]))]
+
     @property
     def is_default(self) -> bool:
         """The member a policy gets when it names none of this family."""
@@ -129,8 +133,8 @@ class Policy:
             if c.plugin.family in (BACKFILL, ORDERING):
                 extras += c.written(True, skip=(BACKFILL_ORDER,))
             elif c.alias:
-                extras += [c.alias.upper(), *c.written(True, skip=tuple(
-                    c.plugin.aliases[c.alias]))]
+                words = c.aliased()
+                extras += [words[0].upper(), *words[1:]]
             elif not (c.is_default and not c.values(True)):
                 extras += c.written(required) or [c.plugin.name.upper()]
         return " ".join(["-".join(head)] + extras if head else extras)
@@ -151,8 +155,7 @@ class Policy:
             elif default and not c.values(True):
                 continue
             elif c.alias:
-                general.append(":".join([c.alias, *c.written(True, skip=tuple(
-                    c.plugin.aliases[c.alias]))]))
+                general.append(":".join(c.aliased()))
             elif c.values(False) and all(_owners(named, k) == [c.plugin]
                                          for k in c.values(False)):
                 tail += c.written(default)

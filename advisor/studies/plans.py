@@ -188,8 +188,8 @@ def plan_study(workload: Workload, policies: Sequence[str] | None = None,
     for name, policy in parsed.items():
         if progress:
             progress(name)
-        start, _ = run(arrays, replace(policy.engine_config(), seed=seed)
-                       if policy.engine_config().plan else policy.engine_config())
+        config = policy.engine_config()
+        start, _ = run(arrays, replace(config, seed=seed) if config.plan else config)
         table = metrics.schedule_table(arrays.submit, start, arrays.runtime, arrays.procs,
                                        ids).assign(month=months)
         runs.append(PlanRun(name, policy, table, metrics.summary(table, arrays.machine)))
