@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from advisor.engine.rng import seed_state, uniform
+
 
 WAIT, SQUARED, MAKESPAN = 0, 1, 2
 #: the objectives by name, and the paper's names for them
@@ -58,33 +60,10 @@ class Annealing:
         return temps * self.moves
 
 
-_MULT = np.uint64(0x2545F4914F6CDD1D)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: a rebuild restarts from the checkpoint at or before the first position a move changed:
 #: one every STRIDE positions (a copy of the profile each, instead of one per position)
 STRIDE = 8
 NEVER = np.iinfo(np.int64).max
-
-
-@njit(cache=True)
-def seed_state(seed, stream):
-    """A non-zero generator state for (seed, stream): splitmix64 of both."""
-    z = np.uint64(seed) * _GOLDEN + np.uint64(stream) + np.uint64(1)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return z if z != np.uint64(0) else _GOLDEN
-
-
-@njit(cache=True)
-def _uniform(state):
-    """A float in [0, 1) from xorshift64*, advancing ``state`` (a one-element array)."""
-    x = state[0]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    state[0] = x
-    return float((x * _MULT) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)
@@ -220,8 +199,8 @@ def anneal(now, run_end, run_procs, machine, submit, dur, procs, cost_kind,
         temp = t0
         while temp > t_end:
             for _ in range(moves):
-                i = int(_uniform(state) * n)
-                j = int(_uniform(state) * (n - 1))
+                i = int(uniform(state) * n)
+                j = int(uniform(state) * (n - 1))
                 if j >= i:
                     j += 1
                 first = min(i, j)
@@ -230,7 +209,7 @@ def anneal(now, run_end, run_procs, machine, submit, dur, procs, cost_kind,
                              wf, ct, cf, cs, starts, acc)
                 evaluated += 1
                 delta = (new - cost) / scale
-                if delta <= 0.0 or _uniform(state) < np.exp(-delta / temp):
+                if delta <= 0.0 or uniform(state) < np.exp(-delta / temp):
                     cost = new
                     valid = n
                     if cost < best:
