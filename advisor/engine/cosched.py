@@ -1,0 +1,405 @@
+"""Coscheduling at process level (Frachtenberg et al., seed 003), compiled.
+
+The model behind the paper's §3 tables. A job is bulk-synchronous: each of its processes
+computes for its own time per iteration, then exchanges one message with each ring
+neighbour (blocking; back-to-back sends and receives count as one communication, §2.6). A
+message takes ``latency`` to arrive once sent; a process's exchange completes when it has
+sent and both neighbours' messages have arrived. Each CPU hosts one process of every job.
+
+Schedulers (times in ms):
+
+- FCFS: jobs run one after another on dedicated CPUs; a waiting process polls.
+- GS: an Ousterhout matrix of one row per job; every ``slice`` all CPUs switch to the next
+  row (costing ``global_switch``); a waiting process polls (busy-waits).
+- SB: no global coordination; a waiting process spins ``spin``, then blocks and yields.
+- FCS: GS's matrix. At each switch a CPU whose next process is CS runs it alone for the
+  slot, polling (Algorithm 1); otherwise it resumes the DC and F processes it hosts under the
+  local scheduler with spin-blocking, and the slot's own process, if F, comes first. At the
+  end of its slot each process is reclassified (Algorithm 2, Table 2's constants); every job
+  starts as CS. Each blocking communication costs ``monitor`` under FCS (the MPI layer's
+  bookkeeping, §2.6).
+
+The local OS policy is not in the paper; this model's choice: round-robin with quantum
+``quantum`` (each quantum's length drawn uniformly in [0.5, 1.5] x quantum: the noise that
+keeps CPUs from running in lockstep), a woken process queued at the tail, and a switch
+between processes costing ``local_switch``. Under FCS the local choice also reads the
+classes (the paper's §2.2, item 2): F processes are queued ahead of DC ones. CS processes
+never run in another job's slot (§2.2: "CS processes are no longer allowed to run in the F
+slots"; this model reads it for DC slots too).
+
+Pure and deterministic: the seed is an argument.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import astuple, dataclass
+
+import numpy as np
+from numba import njit
+
+from advisor.engine.rng import seed_state, uniform
+
+FCFS, GS, SB, FCS = 0, 1, 2, 3
+SCHEDULERS = {"FCFS": FCFS, "GS": GS, "SB": SB, "FCS": FCS}
+CS, F, DC = 0, 1, 2
+CLASSES = ("CS", "F", "DC")
+
+_CPU, _WAKE, _SLOT = 0, 1, 2
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Times in ms. ``latency``, ``spin`` and ``slice`` are the paper's; the rest are
+    overheads the paper does not give, fitted once for all four §3 scenarios
+    (advisor.studies.coscheduling.FITTED)."""
+    latency: float = 0.03        # one ring exchange: "a few tens of µs" (§3)
+    spin: float = 0.12           # T_spin (Table 2)
+    slice: float = 100.0         # T_slice (Table 2)
+    quantum: float = 3.0         # the local OS's round-robin quantum
+    global_switch: float = 3.0   # a CPU's loss at a global multi-context switch
+    local_switch: float = 0.05   # a CPU's loss at a local context switch
+    monitor: float = 0.0         # FCS's cost per blocking communication
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Table 2 (times in ms)."""
+    cslots_min: int = 20
+    dc_thresh: float = 1000.0
+    cs_thresh: float = 2.0
+    f_thresh: float = 0.85 * 2.0
+    tslots_max: int = 32768
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Per job: its end (ms from the common start); per process: its class at the end."""
+    end: np.ndarray
+    classes: np.ndarray
+    events: int
+
+
+def simulate(work: np.ndarray, iterations: np.ndarray, sync: np.ndarray, scheduler: str,
+             costs: Costs = Costs(), constants: Constants = Constants(),
+             seed: int = 0) -> Outcome:
+    """Play jobs that all arrive at 0 under ``scheduler`` (FCFS, GS, SB or FCS).
+
+    ``work[j, c]`` is the computation (ms) per iteration of job j's process on CPU c (0 for
+    a CPU where the job has nothing to do), ``iterations[j]`` its iterations and ``sync[j]``
+    whether its processes exchange with their ring neighbours after each one."""
+    work = np.ascontiguousarray(work, np.float64)
+    end, classes, events = _simulate(
+        work, np.asarray(iterations, np.int64), np.asarray(sync, np.bool_),
+        SCHEDULERS[scheduler], np.array(astuple(costs), np.float64),
+        np.array(astuple(constants), np.float64), np.int64(seed))
+    if events < 0:
+        raise RuntimeError("coscheduling model: no event left before every job ended")
+    return Outcome(end=end, classes=classes, events=int(events))
+
+
+@njit(cache=True)
+def _simulate(work, iters, sync, mode, costs, consts, seed):
+    n_jobs, n_cpus = work.shape
+    lat, spin, tslice, quantum, gsw, lsw, mon = costs
+    cslots_min, dc_t, cs_t, f_t, tslots_max = consts
+    state = np.array([seed_state(np.uint64(seed), np.uint64(mode))], np.uint64)
+    inf = np.inf
+
+    it = np.zeros((n_jobs, n_cpus), np.int64)
+    rem = work.copy()
+    incomm = np.zeros((n_jobs, n_cpus), np.bool_)
+    blocked = np.zeros((n_jobs, n_cpus), np.bool_)
+    waking = np.zeros((n_jobs, n_cpus), np.bool_)
+    done = np.zeros((n_jobs, n_cpus), np.bool_)
+    reach = np.zeros((n_jobs, n_cpus))
+    sent = np.zeros((n_jobs, n_cpus, 2))
+    seq = np.zeros((n_jobs, n_cpus), np.int64)
+    cls = np.zeros((n_jobs, n_cpus), np.int64)
+    cslots = np.zeros((n_jobs, n_cpus), np.int64)
+    tslots = np.zeros((n_jobs, n_cpus), np.int64)
+    tcpu = np.zeros((n_jobs, n_cpus))
+    tcomm = np.zeros((n_jobs, n_cpus))
+    ccomm = np.zeros((n_jobs, n_cpus), np.int64)
+    left = np.zeros(n_jobs, np.int64)          # processes not done
+    end = np.full(n_jobs, -1.0)
+
+    cur = np.full(n_cpus, -1, np.int64)
+    last = np.full(n_cpus, -1, np.int64)
+    ready = np.zeros(n_cpus)                   # end of the switch in progress
+    upd = np.zeros(n_cpus)
+    spin_end = np.full(n_cpus, inf)
+    qend = np.full(n_cpus, inf)
+    cver = np.zeros(n_cpus, np.int64)
+    csmode = np.zeros(n_cpus, np.bool_)
+    slot = 0                                   # the matrix row (job) in its slot; FCFS's job
+    slot_ver = 0
+    counter = n_jobs
+
+    heap = [(0.0, -1, 0, 0, 0)]
+    heapq.heappop(heap)
+
+    def polling(c):
+        return mode == FCFS or mode == GS or (mode == FCS and csmode[c])
+
+    def eligible(j, c, slot):
+        if done[j, c]:
+            return False
+        if mode == FCFS or mode == GS or (mode == FCS and csmode[c]):
+            return j == slot
+        if mode == SB:
+            return True
+        return cls[j, c] != CS
+
+    def prio(j, c, slot):
+        if mode != FCS or cls[j, c] == DC:
+            return 2
+        return 0 if j == slot else 1
+
+    def pick(c, slot):
+        best, bp, bs = -1, 9, 0
+        for j in range(n_jobs):
+            if j == cur[c] or blocked[j, c] or not eligible(j, c, slot):
+                continue
+            p = prio(j, c, slot)
+            if best < 0 or p < bp or (p == bp and seq[j, c] < bs):
+                best, bp, bs = j, p, seq[j, c]
+        return best
+
+    def account(c, t):
+        j = cur[c]
+        if j >= 0 and not incomm[j, c]:
+            s = max(upd[c], ready[c])
+            if t > s:
+                rem[j, c] -= t - s
+                tcpu[j, c] += t - s
+        upd[c] = t
+
+    def run(c, j, t, cost):
+        if last[c] >= 0 and last[c] != j:
+            ready[c] = max(ready[c], t) + cost
+        cur[c] = j
+        last[c] = j
+        start = max(t, ready[c])
+        qend[c] = start + quantum * (0.5 + uniform(state))
+        spin_end[c] = start + spin if incomm[j, c] else inf
+
+    def schedule(c, t):
+        cver[c] += 1
+        j = cur[c]
+        if j < 0:
+            return
+        start = max(t, ready[c])
+        nxt = inf
+        if not incomm[j, c]:
+            nxt = start + max(rem[j, c], 0.0)
+        elif not polling(c):
+            nxt = max(spin_end[c], start)
+        if not polling(c):
+            nxt = min(nxt, max(qend[c], start))
+        if nxt < inf:
+            heapq.heappush(heap, (nxt, _CPU, c, cver[c], 0))
+
+    def sent_at(j, q, k):
+        if it[j, q] > k or (it[j, q] == k and incomm[j, q]):
+            return sent[j, q, k & 1]
+        return -1.0
+
+    def check_comm(j, c):
+        if not incomm[j, c] or waking[j, c]:
+            return
+        k = it[j, c]
+        tl = sent_at(j, (c - 1) % n_cpus, k)
+        tr = sent_at(j, (c + 1) % n_cpus, k)
+        if tl < 0 or tr < 0:
+            return
+        waking[j, c] = True
+        heapq.heappush(heap, (max(reach[j, c], tl + lat, tr + lat), _WAKE, j, c, k))
+
+    def finish(j, c, t):
+        done[j, c] = True
+        left[j] -= 1
+        if left[j] == 0:
+            end[j] = t
+            return True
+        return False
+
+    # every process with nothing to do is done at 0
+    for j in range(n_jobs):
+        for c in range(n_cpus):
+            seq[j, c] = j
+            if iters[j] <= 0 or (work[j, c] <= 0.0 and not sync[j]):
+                done[j, c] = True
+            else:
+                left[j] += 1
+        if left[j] == 0:
+            end[j] = 0.0
+    slot = 0
+    while slot < n_jobs and left[slot] == 0:
+        slot += 1
+    for c in range(n_cpus):
+        if mode == FCS:
+            csmode[c] = slot < n_jobs and not done[slot, c]
+        j = pick(c, slot) if slot < n_jobs else -1
+        if j >= 0:
+            run(c, j, 0.0, 0.0)
+        schedule(c, 0.0)
+    if mode == GS or mode == FCS:
+        heapq.heappush(heap, (tslice, _SLOT, 0, slot_ver, 0))
+
+    events = 0
+    remaining = 0
+    for j in range(n_jobs):
+        remaining += left[j] > 0
+    while remaining > 0:
+        if len(heap) == 0:
+            return end, cls, -1
+        t, kind, a, b, v = heapq.heappop(heap)
+        events += 1
+        ended = -1
+        if kind == _CPU:
+            c = a
+            if b != cver[c]:
+                continue
+            account(c, t)
+            j = cur[c]
+            if j < 0:
+                continue
+            if not incomm[j, c] and rem[j, c] <= _EPS:
+                if not sync[j]:                 # no exchange: the next iteration at once
+                    it[j, c] += 1
+                    rem[j, c] = work[j, c]
+                    if it[j, c] >= iters[j] and finish(j, c, t):
+                        ended = j
+                else:                           # the exchange point: send, then wait
+                    incomm[j, c] = True
+                    reach[j, c] = t
+                    sent[j, c, it[j, c] & 1] = t
+                    ccomm[j, c] += 1
+                    spin_end[c] = t + spin
+                    check_comm(j, (c - 1) % n_cpus)
+                    check_comm(j, c)
+                    check_comm(j, (c + 1) % n_cpus)
+            spun_out = incomm[j, c] and not polling(c) and t >= spin_end[c] - _EPS
+            if done[j, c] or spun_out:
+                blocked[j, c] = spun_out
+                cur[c] = -1
+            elif not polling(c) and t >= qend[c] - _EPS and t >= ready[c]:
+                nj = pick(c, slot)              # the quantum is over: round robin
+                if nj >= 0:
+                    seq[j, c] = counter
+                    counter += 1
+                    run(c, nj, t, lsw)
+                else:
+                    qend[c] = t + quantum * (0.5 + uniform(state))
+        elif kind == _WAKE:                     # the exchange of iteration v completed
+            j, c = a, b
+            waking[j, c] = False
+            if cur[c] == j:
+                account(c, t)
+            tcomm[j, c] += t - reach[j, c]
+            incomm[j, c] = False
+            it[j, c] += 1
+            rem[j, c] = work[j, c] + (mon if mode == FCS else 0.0)
+            if it[j, c] >= iters[j] and finish(j, c, t):
+                ended = j
+            if cur[c] == j:
+                spin_end[c] = inf
+                if done[j, c]:
+                    cur[c] = -1
+            elif blocked[j, c]:
+                blocked[j, c] = False
+                seq[j, c] = counter
+                counter += 1
+                q = cur[c]
+                if q >= 0 and not done[j, c] and eligible(j, c, slot) \
+                        and prio(j, c, slot) == 0 and prio(q, c, slot) > 0:
+                    account(c, t)               # the slot's F process preempts
+                    seq[q, c] = counter
+                    counter += 1
+                    run(c, j, t, lsw)
+        else:                                   # a global context switch
+            if b != slot_ver:
+                continue
+            if mode == FCS and a == 0:
+                for c in range(n_cpus):         # Algorithm 2 at the end of the slot
+                    if not done[slot, c]:
+                        _reclassify(slot, c, cls, cslots, tslots, tcpu, tcomm, ccomm,
+                                    cslots_min, dc_t, cs_t, f_t, tslots_max)
+            nxt = -1
+            for step in range(1, n_jobs + 1):
+                cand = (slot + step) % n_jobs
+                if left[cand] > 0:
+                    nxt = cand
+                    break
+            if nxt < 0:
+                continue
+            slot = nxt
+            slot_ver += 1
+            heapq.heappush(heap, (t + tslice, _SLOT, 0, slot_ver, 0))
+            for c in range(n_cpus):
+                account(c, t)
+                if mode == FCS:
+                    csmode[c] = cls[slot, c] == CS and not done[slot, c]
+                q = cur[c]
+                if q >= 0 and not eligible(q, c, slot):
+                    cur[c] = -1                 # suspended until its next turn
+                elif q >= 0 and q != slot and eligible(slot, c, slot) \
+                        and not blocked[slot, c] and prio(slot, c, slot) == 0:
+                    seq[q, c] = counter         # the slot's F process comes first
+                    counter += 1
+                    cur[c] = -1
+                if cur[c] < 0:
+                    nj = pick(c, slot)
+                    if nj >= 0:
+                        run(c, nj, t, gsw)
+                elif incomm[cur[c], c] and not polling(c):
+                    spin_end[c] = max(t, ready[c]) + spin
+                schedule(c, t)
+            continue
+        if ended >= 0:
+            remaining -= 1
+            if mode == FCFS:
+                while slot < n_jobs and left[slot] == 0:
+                    slot += 1
+            elif ended == slot:                 # its row leaves the matrix: switch now
+                slot_ver += 1
+                heapq.heappush(heap, (t, _SLOT, 1, slot_ver, 0))
+        for q in range(n_cpus):                 # idle CPUs take what they may run
+            if cur[q] < 0 and slot < n_jobs:
+                account(q, t)
+                nq = pick(q, slot)
+                if nq >= 0:
+                    run(q, nq, t, 0.0 if mode == FCFS or mode == GS else lsw)
+                    schedule(q, t)
+        if kind == _CPU or kind == _WAKE:
+            schedule(b if kind == _WAKE else a, t)
+    return end, cls, events
+
+
+@njit(cache=True)
+def _reclassify(j, c, cls, cslots, tslots, tcpu, tcomm, ccomm,
+                cslots_min, dc_t, cs_t, f_t, tslots_max):
+    """Algorithm 2 for process (j, c) at the end of its assigned slot."""
+    tslots[j, c] += 1
+    cslots[j, c] += 1
+    if cslots[j, c] < cslots_min:
+        return
+    if ccomm[j, c] > 0:
+        g = (tcpu[j, c] + tcomm[j, c]) / ccomm[j, c]
+        avg_cpu = tcpu[j, c] / ccomm[j, c]
+    else:
+        g = np.inf
+        avg_cpu = np.inf
+    if tslots[j, c] % int(tslots_max) == 0 or g < cs_t:
+        new = CS
+    elif g < dc_t and avg_cpu < f_t:
+        new = F
+    else:
+        new = DC
+    if new != cls[j, c]:
+        cls[j, c] = new
+        cslots[j, c] = 0
+        tcpu[j, c] = 0.0
+        tcomm[j, c] = 0.0
+        ccomm[j, c] = 0
