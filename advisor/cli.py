@@ -26,7 +26,8 @@ from rich.console import Console
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
                                 _estimates, _load, _progress)
-from advisor.cli_studies import cmd_plans, cmd_queues, cmd_tune
+from advisor.cli_studies import (cmd_classes, cmd_coscheduling, cmd_plans, cmd_queues,
+                                 cmd_timeshare, cmd_tune)
 from advisor.errors import AdvisorError, BadInput
 
 EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 10, 130, 143
@@ -329,7 +330,9 @@ def cmd_bench(args, out: Console) -> int:
 
 COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "queues": cmd_queues, "plans": cmd_plans,
             "snapshot": cmd_snapshot, "recommend": cmd_recommend, "report": cmd_report,
-            "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench}
+            "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench,
+            "classes": cmd_classes, "coscheduling": cmd_coscheduling,
+            "timeshare": cmd_timeshare}
 
 
 #: the commands that use policy plugins: they load (and check) every plugin before any work

@@ -14,6 +14,9 @@ EXAMPLES = {
     "plans": "advisor plans SDSC-BLUE --since 2000-07-01 --until 2000-08-01 --bins 'PLAN 2'",
     "tune": "advisor tune KTH-SP2 --weeks 50 --threshold 20h --plot tune.png",
     "queues": "advisor queues KTH-SP2 --trigger 100 --weeks-ahead 2 --plot queues.png",
+    "classes": "advisor classes SDSC-BLUE --busy 0.9 --idle 0.5",
+    "coscheduling": "advisor coscheduling --json",
+    "timeshare": "advisor timeshare SDSC-BLUE --since 2001-03-01 --until 2001-04-01 --mpl 2",
     "snapshot": "advisor snapshot --from swf:KTH-SP2@1996-12-09T13:00",
     "recommend": "advisor recommend --from swf:KTH-SP2@150d --write change/",
     "report": "advisor report --last 10 --plot report.png",
@@ -175,6 +178,38 @@ def build_parser() -> argparse.ArgumentParser:
                    "and runtime) of this run against FCFS, e.g. 'PLAN 2'")
     p.add_argument("--plot", metavar="PNG", help="write Fig. 6's heatmaps (of --bins, "
                    "default PLAN 2)")
+
+    p = command("classes", "which jobs would share CPUs: the job classes of a trace by CPU "
+                "efficiency (SWF field 6 over the runtime), a heuristic for seed 003's")
+    _trace_options(p)
+    p.add_argument("--busy", type=float, default=0.9, help="efficiency at or above which a "
+                   "job is CS-like: busy, dedicated (default 0.9)")
+    p.add_argument("--idle", type=float, default=0.5, help="efficiency below which a job is "
+                   "DC-like: idle over half of its CPU time (default 0.5)")
+
+    p = command("coscheduling", "seed 003's four synthetic scenarios on the process-level "
+                "model (FCFS, gang, spin-block, flexible coscheduling) against its tables")
+    p.add_argument("--seed", type=int, default=0, help="seed of the local schedulers' noise")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+    p = command("timeshare", "what a gang-scheduled partition for the DC-like users would "
+                "do to waits and response times, against the whole machine space-shared")
+    _trace_options(p)
+    p.add_argument("--since", metavar="MOMENT", help="first submission played (a date or "
+                   "seconds since the trace's start); users are classed by the jobs before")
+    p.add_argument("--until", metavar="MOMENT", help="play the jobs submitted before this")
+    p.add_argument("--share", type=float, default=0.25, help="fraction of the CPUs given "
+                   "to the time-sliced partition (default 0.25)")
+    p.add_argument("--mpl", type=int, default=2, help="jobs per node (OverSubscribe=FORCE:N,"
+                   " default 2)")
+    p.add_argument("--slice", type=float, default=30.0, help="SchedulerTimeSlice in seconds "
+                   "(default 30, Slurm's)")
+    p.add_argument("--switch", type=float, default=0.5, help="progress lost at each switch "
+                   "of a shared node, in seconds (default 0.5)")
+    p.add_argument("--route", default="DC", help="classes sent to the time-sliced partition:"
+                   " DC, F+DC, ... (default DC)")
+    p.add_argument("--busy", type=float, default=0.9, help="CS-like efficiency (default 0.9)")
+    p.add_argument("--idle", type=float, default=0.5, help="DC-like below (default 0.5)")
 
     p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
                 "replayed up to a moment")

@@ -1,5 +1,6 @@
-"""The study commands of ``advisor``: tune, queues and plans (each a paper's study over a
-trace). ``advisor.cli`` dispatches to them and maps their errors to exit codes."""
+"""The study commands of ``advisor``: tune, queues, plans, classes and coscheduling (each a
+paper's study over a trace or a model). ``advisor.cli`` dispatches to them and maps their
+errors to exit codes."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -82,4 +83,52 @@ def cmd_plans(args, out: Console) -> int:
     else:
         from advisor.views.plans import plan_study_view
         out.print(plan_study_view(study, bins if args.bins else None))
+    return EXIT_OK
+
+
+def cmd_classes(args, out: Console) -> int:
+    from advisor.studies.share_classes import ClassRule, class_shares
+    rule = ClassRule(busy=args.busy, idle=args.idle)
+    shares = class_shares(_load(args), rule)
+    if args.json:
+        _emit_json(shares.as_dict())
+    else:
+        from advisor.views.coscheduling import class_shares_view
+        out.print(class_shares_view(shares))
+    return EXIT_OK
+
+
+def cmd_coscheduling(args, out: Console) -> int:
+    from advisor.studies.coscheduling import compare, orders
+    _compile_notice()
+    with out.status("playing the four scenarios under FCFS, GS, SB and FCS"):
+        table = compare(seed=args.seed)
+    if args.json:
+        _emit_json({"values": table.to_dict(orient="records"),
+                    "orders": orders(table).to_dict(orient="records")})
+    else:
+        from advisor.views.coscheduling import scenarios_view
+        out.print(scenarios_view(table, orders(table)))
+    return EXIT_OK
+
+
+def cmd_timeshare(args, out: Console) -> int:
+    from advisor.studies.share_classes import ClassRule
+    from advisor.studies.timeshare import TimeShare, timeshare_study
+    from advisor.whatif.snapshot import parse_moment
+    setting = TimeShare(share=args.share, mpl=args.mpl, slice_s=args.slice,
+                        switch_s=args.switch, route=tuple(args.route.split("+")))
+    rule = ClassRule(busy=args.busy, idle=args.idle)
+    workload = _load(args)
+    since = parse_moment(args.since, workload.header) if args.since else None
+    until = parse_moment(args.until, workload.header) if args.until else None
+    _compile_notice()
+    with out.status("simulating both layouts"):
+        study = timeshare_study(workload, setting, since, until, rule,
+                                _estimates(args.estimates))
+    if args.json:
+        _emit_json(study.as_dict())
+    else:
+        from advisor.views.coscheduling import timeshare_view
+        out.print(timeshare_view(study))
     return EXIT_OK

@@ -149,10 +149,10 @@ def wait_bins(base: pd.DataFrame, plan: pd.DataFrame, bins: int = BINS) -> WaitB
                     mean(plan["wait"].to_numpy(float)), jobs.reshape(bins, bins))
 
 
-def month_of(submit: np.ndarray, header) -> np.ndarray:
-    """Each job's calendar month of submission on the trace's clock and in its time zone
-    (UTC when it names none), or 30-day blocks from the first submission when the trace
-    has no UnixStartTime."""
+def month_of(submit: np.ndarray, header, fmt: str = "%Y-%m") -> np.ndarray:
+    """Each job's calendar month of submission (or ``fmt`` of its date) on the trace's clock
+    and in its time zone (UTC when it names none), or 30-day blocks from the first
+    submission when the trace has no UnixStartTime."""
     if header.unix_start_time is None:
         return ((submit - submit.min()) // (30 * 86400)).astype(str)
     when = pd.to_datetime(submit + header.unix_start_time, unit="s", utc=True)
@@ -160,7 +160,7 @@ def month_of(submit: np.ndarray, header) -> np.ndarray:
         when = when.tz_convert(header.time_zone_string or "UTC")
     except Exception:          # an unknown zone name: UTC, as parse_moment does
         pass
-    return when.strftime("%Y-%m").to_numpy()
+    return when.strftime(fmt).to_numpy()
 
 
 def plan_study(workload: Workload, policies: Sequence[str] | None = None,

@@ -229,3 +229,40 @@ def test_plans_study_json_bins_and_plot(tmp_path):
     assert doc["policies"]["plan2:N=5"]["label"] == "PLAN2 N=5"
     bad = advisor("replay", "KTH-SP2", "--policy", "easy:FCFS + plan2")
     assert bad.returncode == 2 and "replaces the backfill family" in bad.stderr
+
+
+def test_classes_on_sdsc_blue_and_none_on_kth():
+    """Seed 003's classes as a job-level heuristic: SDSC-BLUE gives field 6 for most jobs;
+    KTH-SP2 gives it for none, and the command says so (exit 2) instead of guessing."""
+    done = advisor("classes", "SDSC-BLUE", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["known"] / doc["jobs"] > 0.9
+    assert [c["class"] for c in doc["classes"]] == ["CS", "F", "DC"]
+    assert sum(c["jobs"] for c in doc["classes"]) == doc["known"]
+    assert "heuristic" in doc["heuristic"]
+    kth = advisor("classes", "KTH-SP2")
+    assert kth.returncode == 2 and "field 6" in kth.stderr and not kth.stdout
+
+
+def test_coscheduling_scenarios_against_the_tables():
+    done = advisor("coscheduling", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert len(doc["values"]) == 72 and len(doc["orders"]) == 8
+    text = advisor("coscheduling").stdout
+    assert "complementing" in text and "FCS" in text
+
+
+def test_timeshare_what_if_json():
+    done = advisor("timeshare", "SDSC-BLUE", "--since", "2001-03-01", "--until",
+                   "2001-03-15", "--share", "0.5", "--mpl", "4", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["setting"]["mpl"] == 4 and doc["hindsight"] is False
+    assert sum(doc["partition_cpus"].values()) == 1152
+    assert {(m["group"], m["layout"]) for m in doc["metrics"]} == {
+        (g, lay) for g in ("all jobs", "time-sliced", "space-shared")
+        for lay in ("baseline", "split")}
+    bad = advisor("timeshare", "SDSC-BLUE", "--share", "1.5")
+    assert bad.returncode == 2 and "share" in bad.stderr and not bad.stdout

@@ -1,0 +1,87 @@
+"""Seed 003 for the terminal: the heuristic's job classes over a trace, and the §3 scenarios
+against the paper's tables (their JSON is ``ClassShares.as_dict`` and the comparison's
+records)."""
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Group
+from rich.text import Text
+
+from advisor.studies.share_classes import HEURISTIC, ClassShares
+from advisor.views.report import narrow_table
+
+_MEANING = {"CS": "busy: dedicated", "F": "waits part of the time", "DC": "idle over half"}
+
+
+def class_shares_view(shares: ClassShares) -> Group:
+    rule = shares.rule
+    q1, q2, q3 = shares.quartiles
+    head = Text.assemble(
+        (f"Job classes on {shares.trace}\n", "bold"),
+        f"{HEURISTIC}\n",
+        f"field 6 known for {shares.known:,} of {shares.jobs:,} jobs "
+        f"({shares.known / max(shares.jobs, 1):.0%}); efficiency quartiles "
+        f"{q1:.2f} / {q2:.2f} / {q3:.2f}\n"
+        f"CS-like: efficiency >= {rule.busy:g}; DC-like: below {rule.idle:g}")
+    table = narrow_table()
+    for col in ("class", "meaning", "jobs", "of jobs", "CPU-hours", "of CPU-h", "users"):
+        table.add_column(col, justify="left" if col in ("class", "meaning") else "right")
+    for name, row in shares.shares.iterrows():
+        table.add_row(f"{name}-like", _MEANING[name], f"{int(row.jobs):,}",
+                      f"{row.job_share:.0%}", f"{row.cpu_hours:,.0f}",
+                      f"{row.cpu_hour_share:.0%}", f"{int(shares.users[name]):,}")
+    foot = Text("A user's class is their median job's: job_submit.lua routes by user,\n"
+                "as a job's own efficiency is known only after it ran.", style="dim")
+    return Group(head, table, foot)
+
+
+def scenarios_view(table: pd.DataFrame, orders: pd.DataFrame) -> Group:
+    """Model beside paper, one row per scenario and scheduler (ends, turnaround, mean
+    response, in seconds), and the schedulers' order per metric."""
+    head = Text.assemble(("Seed 003 §3 on the process-level model\n", "bold"),
+                         "each job's end, then turnaround and mean response (s); worst "
+                         "error against the paper's table")
+    out = narrow_table()
+    for col in ("scenario", "sched", "model", "paper", "worst"):
+        out.add_column(col, justify="left" if col in ("scenario", "sched") else "right")
+    for (name, scheduler), part in table.groupby(["scenario", "scheduler"], sort=False):
+        worst = part.error.abs().max()
+        out.add_row(name, scheduler, " ".join(f"{x:.0f}" for x in part.model),
+                    " ".join(f"{x:.0f}" for x in part.paper),
+                    Text(f"{worst:.0%}", style="red" if worst > 0.10 else ""))
+    ranks = narrow_table()
+    for col in ("scenario", "metric", "model", "paper"):
+        ranks.add_column(col)
+    for row in orders.itertuples():
+        same = row.model == row.paper
+        ranks.add_row(row.scenario, row.column, Text(row.model, style="" if same else "red"),
+                      row.paper)
+    return Group(head, out, ranks)
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def timeshare_view(study) -> Group:
+    """A time-sliced partition against the whole machine space-shared (TimeShareStudy)."""
+    s = study.setting
+    g, r = study.partition_cpus
+    head = Text.assemble(
+        (f"Time-sliced partition on {study.trace}, {study.window[0]} to "
+         f"{study.window[1]}\n", "bold"),
+        f"{g} CPUs gang-scheduled (MPL {s.mpl}, slice {s.slice_s:g} s, switch "
+        f"{s.switch_s:g} s) for {'+'.join(s.route)}-like users, {r} CPUs EASY-FCFS;\n"
+        "baseline: EASY-FCFS on all CPUs. Classes from "
+        + ("the whole trace (hindsight)" if study.hindsight else "jobs before the window"))
+    table = narrow_table()
+    for col in ("jobs", "layout", "n", "mean wait", "mean response", "mean bsld"):
+        table.add_column(col, justify="left" if col in ("jobs", "layout") else "right")
+    for row in study.metrics().itertuples():
+        table.add_row(row.group if row.layout == "baseline" else "", row.layout,
+                      f"{row.jobs:,}", _duration(row.mean_wait),
+                      _duration(row.mean_response), f"{row.mean_bsld:.1f}")
+    return Group(head, table)
