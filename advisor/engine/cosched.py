@@ -37,6 +37,7 @@ from dataclasses import astuple, dataclass
 import numpy as np
 from numba import njit
 
+from advisor.engine.cosched_matrix import admit
 from advisor.engine.rng import seed_state, uniform
 
 FCFS, GS, SB, FCS = 0, 1, 2, 3
@@ -44,7 +45,7 @@ SCHEDULERS = {"FCFS": FCFS, "GS": GS, "SB": SB, "FCS": FCS}
 CS, F, DC = 0, 1, 2
 CLASSES = ("CS", "F", "DC")
 
-_CPU, _WAKE, _SLOT = 0, 1, 2
+_CPU, _WAKE, _SLOT, _ARRIVE = 0, 1, 2, 3
 _EPS = 1e-9
 
 
@@ -74,44 +75,71 @@ class Constants:
 
 @dataclass(frozen=True)
 class Outcome:
-    """Per job: its end (ms from the common start); per process: its class at the end."""
+    """Per job: its end and its admission (ms); per (job, CPU): the class of its process
+    there at the end."""
     end: np.ndarray
     classes: np.ndarray
     events: int
+    start: np.ndarray | None = None
 
 
 def simulate(work: np.ndarray, iterations: np.ndarray, sync: np.ndarray, scheduler: str,
              costs: Costs = Costs(), constants: Constants = Constants(),
              seed: int = 0) -> Outcome:
-    """Play jobs that all arrive at 0 under ``scheduler`` (FCFS, GS, SB or FCS).
+    """Play jobs that all arrive at 0 and each span every CPU (seed 003's §3) under
+    ``scheduler`` (FCFS, GS, SB or FCS): one matrix row per job (FCFS: one row).
 
     ``work[j, c]`` is the computation (ms) per iteration of job j's process on CPU c (0 for
     a CPU where the job has nothing to do), ``iterations[j]`` its iterations and ``sync[j]``
     whether its processes exchange with their ring neighbours after each one."""
     work = np.ascontiguousarray(work, np.float64)
-    end, classes, events = _simulate(
-        work, np.asarray(iterations, np.int64), np.asarray(sync, np.bool_),
-        SCHEDULERS[scheduler], np.array(astuple(costs), np.float64),
+    jobs, cpus = work.shape
+    return simulate_jobs(work, np.full(jobs, cpus), iterations, sync, np.zeros(jobs),
+                         np.ones(jobs), cpus, 1 if scheduler == "FCFS" else jobs, scheduler,
+                         costs, constants, seed)
+
+
+def simulate_jobs(work: np.ndarray, size: np.ndarray, iterations: np.ndarray,
+                  sync: np.ndarray, arrival: np.ndarray, estimate: np.ndarray, cpus: int,
+                  rows: int, scheduler: str, costs: Costs = Costs(),
+                  constants: Constants = Constants(), seed: int = 0) -> Outcome:
+    """Jobs arriving over time (``arrival``, ms) on ``cpus`` CPUs: job j has ``size[j]``
+    processes, process p computing ``work[j, p]`` ms per iteration; it is admitted FCFS
+    with EASY backfilling (``estimate``: its expected run time alone, ms) into a matrix of
+    ``rows`` rows (the multiprogramming level; 1 for batch), on contiguous CPUs of one row
+    (advisor.engine.cosched_matrix)."""
+    work = np.ascontiguousarray(work, np.float64)
+    size = np.asarray(size, np.int64)
+    if (size < 1).any() or (size > cpus).any() or work.shape[1] < size.max():
+        raise ValueError("every job needs 1 to cpus processes, with work for each")
+    if rows < 1:
+        raise ValueError("the matrix needs at least one row")
+    end, start, classes, events = _simulate(
+        work, size, np.asarray(iterations, np.int64), np.asarray(sync, np.bool_),
+        np.asarray(arrival, np.float64), np.asarray(estimate, np.float64), int(cpus),
+        int(rows), SCHEDULERS[scheduler], np.array(astuple(costs), np.float64),
         np.array(astuple(constants), np.float64), np.int64(seed))
     if events < 0:
         raise RuntimeError("coscheduling model: no event left before every job ended")
-    return Outcome(end=end, classes=classes, events=int(events))
+    return Outcome(end=end, classes=classes, events=int(events), start=start)
 
 
 @njit(cache=True)
-def _simulate(work, iters, sync, mode, costs, consts, seed):
-    n_jobs, n_cpus = work.shape
+def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, costs, consts,
+              seed):
+    n_jobs = size.shape[0]
     lat, spin, tslice, quantum, gsw, lsw, mon = costs
     cslots_min, dc_t, cs_t, f_t, tslots_max = consts
     state = np.array([seed_state(np.uint64(seed), np.uint64(mode))], np.uint64)
     inf = np.inf
 
+    # per (job, CPU): the job's process there, if it has one (done until it is placed)
     it = np.zeros((n_jobs, n_cpus), np.int64)
-    rem = work.copy()
+    rem = np.zeros((n_jobs, n_cpus))
     incomm = np.zeros((n_jobs, n_cpus), np.bool_)
     blocked = np.zeros((n_jobs, n_cpus), np.bool_)
     waking = np.zeros((n_jobs, n_cpus), np.bool_)
-    done = np.zeros((n_jobs, n_cpus), np.bool_)
+    done = np.ones((n_jobs, n_cpus), np.bool_)
     reach = np.zeros((n_jobs, n_cpus))
     sent = np.zeros((n_jobs, n_cpus, 2))
     seq = np.zeros((n_jobs, n_cpus), np.int64)
@@ -123,6 +151,17 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
     ccomm = np.zeros((n_jobs, n_cpus), np.int64)
     left = np.zeros(n_jobs, np.int64)          # processes not done
     end = np.full(n_jobs, -1.0)
+    start = np.full(n_jobs, -1.0)
+    # the matrix: row_cpu[r, c] is the job of row r on CPU c (-1: none)
+    row_cpu = np.full((rows, n_cpus), -1, np.int64)
+    row_jobs = np.zeros(rows, np.int64)
+    job_row = np.full(n_jobs, -1, np.int64)
+    job_first = np.zeros(n_jobs, np.int64)
+    queue = np.empty(n_jobs, np.int64)
+    qn = 0
+    running = np.empty(n_jobs, np.int64)
+    nrun = 0
+    placed = np.empty(n_jobs, np.int64)
 
     cur = np.full(n_cpus, -1, np.int64)
     last = np.full(n_cpus, -1, np.int64)
@@ -132,12 +171,15 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
     qend = np.full(n_cpus, inf)
     cver = np.zeros(n_cpus, np.int64)
     csmode = np.zeros(n_cpus, np.bool_)
-    slot = 0                                   # the matrix row (job) in its slot; FCFS's job
+    slot = 0                                   # the matrix row in its time slot
     slot_ver = 0
+    slot_live = False                          # a switch is due (some row holds a job)
     counter = n_jobs
 
     heap = [(0.0, -1, 0, 0, 0)]
     heapq.heappop(heap)
+    for j in range(n_jobs):
+        heapq.heappush(heap, (arrival[j], _ARRIVE, j, 0, 0))
 
     def polling(c):
         return mode == FCFS or mode == GS or (mode == FCS and csmode[c])
@@ -145,26 +187,33 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
     def eligible(j, c, slot):
         if done[j, c]:
             return False
-        if mode == FCFS or mode == GS or (mode == FCS and csmode[c]):
-            return j == slot
+        if mode == FCFS or mode == GS:
+            return job_row[j] == slot
         if mode == SB:
             return True
+        if csmode[c]:
+            return j == row_cpu[slot, c]
         return cls[j, c] != CS
 
     def prio(j, c, slot):
         if mode != FCS or cls[j, c] == DC:
             return 2
-        return 0 if j == slot else 1
+        return 0 if job_row[j] == slot else 1
 
     def pick(c, slot):
         best, bp, bs = -1, 9, 0
-        for j in range(n_jobs):
-            if j == cur[c] or blocked[j, c] or not eligible(j, c, slot):
+        for r in range(rows):
+            j = row_cpu[r, c]
+            if j < 0 or j == cur[c] or blocked[j, c] or not eligible(j, c, slot):
                 continue
             p = prio(j, c, slot)
             if best < 0 or p < bp or (p == bp and seq[j, c] < bs):
                 best, bp, bs = j, p, seq[j, c]
         return best
+
+    def set_csmode(c, slot):
+        j = row_cpu[slot, c]
+        csmode[c] = mode == FCS and j >= 0 and cls[j, c] == CS and not done[j, c]
 
     def account(c, t):
         j = cur[c]
@@ -200,6 +249,9 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
         if nxt < inf:
             heapq.heappush(heap, (nxt, _CPU, c, cver[c], 0))
 
+    def nb(j, c, d):                           # the ring neighbour d = -1 / +1 of (j, c)
+        return job_first[j] + (c - job_first[j] + d + size[j]) % size[j]
+
     def sent_at(j, q, k):
         if it[j, q] > k or (it[j, q] == k and incomm[j, q]):
             return sent[j, q, k & 1]
@@ -209,8 +261,8 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
         if not incomm[j, c] or waking[j, c]:
             return
         k = it[j, c]
-        tl = sent_at(j, (c - 1) % n_cpus, k)
-        tr = sent_at(j, (c + 1) % n_cpus, k)
+        tl = sent_at(j, nb(j, c, -1), k)
+        tr = sent_at(j, nb(j, c, 1), k)
         if tl < 0 or tr < 0:
             return
         waking[j, c] = True
@@ -224,40 +276,20 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
             return True
         return False
 
-    # every process with nothing to do is done at 0
-    for j in range(n_jobs):
-        for c in range(n_cpus):
-            seq[j, c] = j
-            if iters[j] <= 0 or (work[j, c] <= 0.0 and not sync[j]):
-                done[j, c] = True
-            else:
-                left[j] += 1
-        if left[j] == 0:
-            end[j] = 0.0
-    slot = 0
-    while slot < n_jobs and left[slot] == 0:
-        slot += 1
-    for c in range(n_cpus):
-        if mode == FCS:
-            csmode[c] = slot < n_jobs and not done[slot, c]
-        j = pick(c, slot) if slot < n_jobs else -1
-        if j >= 0:
-            run(c, j, 0.0, 0.0)
-        schedule(c, 0.0)
-    if mode == GS or mode == FCS:
-        heapq.heappush(heap, (tslice, _SLOT, 0, slot_ver, 0))
-
     events = 0
-    remaining = 0
-    for j in range(n_jobs):
-        remaining += left[j] > 0
+    remaining = n_jobs
     while remaining > 0:
         if len(heap) == 0:
-            return end, cls, -1
+            return end, start, cls, -1
         t, kind, a, b, v = heapq.heappop(heap)
         events += 1
         ended = -1
-        if kind == _CPU:
+        admitting = False
+        if kind == _ARRIVE:
+            queue[qn] = a
+            qn += 1
+            admitting = True
+        elif kind == _CPU:
             c = a
             if b != cver[c]:
                 continue
@@ -268,7 +300,7 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
             if not incomm[j, c] and rem[j, c] <= _EPS:
                 if not sync[j]:                 # no exchange: the next iteration at once
                     it[j, c] += 1
-                    rem[j, c] = work[j, c]
+                    rem[j, c] = work[j, c - job_first[j]]
                     if it[j, c] >= iters[j] and finish(j, c, t):
                         ended = j
                 else:                           # the exchange point: send, then wait
@@ -277,9 +309,9 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
                     sent[j, c, it[j, c] & 1] = t
                     ccomm[j, c] += 1
                     spin_end[c] = t + spin
-                    check_comm(j, (c - 1) % n_cpus)
+                    check_comm(j, nb(j, c, -1))
                     check_comm(j, c)
-                    check_comm(j, (c + 1) % n_cpus)
+                    check_comm(j, nb(j, c, 1))
             spun_out = incomm[j, c] and not polling(c) and t >= spin_end[c] - _EPS
             if done[j, c] or spun_out:
                 blocked[j, c] = spun_out
@@ -300,7 +332,7 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
             tcomm[j, c] += t - reach[j, c]
             incomm[j, c] = False
             it[j, c] += 1
-            rem[j, c] = work[j, c] + (mon if mode == FCS else 0.0)
+            rem[j, c] = work[j, c - job_first[j]] + (mon if mode == FCS else 0.0)
             if it[j, c] >= iters[j] and finish(j, c, t):
                 ended = j
             if cur[c] == j:
@@ -323,29 +355,31 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
                 continue
             if mode == FCS and a == 0:
                 for c in range(n_cpus):         # Algorithm 2 at the end of the slot
-                    if not done[slot, c]:
-                        _reclassify(slot, c, cls, cslots, tslots, tcpu, tcomm, ccomm,
+                    j = row_cpu[slot, c]
+                    if j >= 0 and not done[j, c]:
+                        _reclassify(j, c, cls, cslots, tslots, tcpu, tcomm, ccomm,
                                     cslots_min, dc_t, cs_t, f_t, tslots_max)
             nxt = -1
-            for step in range(1, n_jobs + 1):
-                cand = (slot + step) % n_jobs
-                if left[cand] > 0:
+            for step in range(1, rows + 1):
+                cand = (slot + step) % rows
+                if row_jobs[cand] > 0:
                     nxt = cand
                     break
             if nxt < 0:
+                slot_live = False
                 continue
             slot = nxt
             slot_ver += 1
             heapq.heappush(heap, (t + tslice, _SLOT, 0, slot_ver, 0))
             for c in range(n_cpus):
                 account(c, t)
-                if mode == FCS:
-                    csmode[c] = cls[slot, c] == CS and not done[slot, c]
+                set_csmode(c, slot)
                 q = cur[c]
+                sj = row_cpu[slot, c]
                 if q >= 0 and not eligible(q, c, slot):
                     cur[c] = -1                 # suspended until its next turn
-                elif q >= 0 and q != slot and eligible(slot, c, slot) \
-                        and not blocked[slot, c] and prio(slot, c, slot) == 0:
+                elif q >= 0 and sj >= 0 and q != sj and eligible(sj, c, slot) \
+                        and not blocked[sj, c] and prio(sj, c, slot) == 0:
                     seq[q, c] = counter         # the slot's F process comes first
                     counter += 1
                     cur[c] = -1
@@ -357,16 +391,46 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
                     spin_end[c] = max(t, ready[c]) + spin
                 schedule(c, t)
             continue
-        if ended >= 0:
+        if ended >= 0:                          # its CPUs leave the matrix
             remaining -= 1
-            if mode == FCFS:
-                while slot < n_jobs and left[slot] == 0:
-                    slot += 1
-            elif ended == slot:                 # its row leaves the matrix: switch now
-                slot_ver += 1
+            r = job_row[ended]
+            nrun = _release(ended, row_cpu, row_jobs, job_row, job_first, size, running, nrun)
+            admitting = True
+            if (mode == GS or mode == FCS) and r == slot and row_jobs[r] == 0:
+                slot_ver += 1                   # an empty row's slot ends now
                 heapq.heappush(heap, (t, _SLOT, 1, slot_ver, 0))
+        if admitting and qn > 0:
+            n, qn = admit(t, queue, qn, row_cpu, running, nrun, start, estimate, job_row,
+                          job_first, size, placed)
+            for i in range(n):
+                j = placed[i]
+                start[j] = t
+                running[nrun] = j
+                nrun += 1
+                row_jobs[job_row[j]] += 1
+                for c in range(job_first[j], job_first[j] + size[j]):
+                    w = work[j, c - job_first[j]]
+                    if iters[j] > 0 and (w > 0.0 or sync[j]):
+                        done[j, c] = False
+                        rem[j, c] = w
+                        seq[j, c] = counter
+                        counter += 1
+                        left[j] += 1
+                if left[j] == 0:                # nothing to do: done at once
+                    end[j] = t
+                    remaining -= 1
+                    nrun = _release(j, row_cpu, row_jobs, job_row, job_first, size, running,
+                                    nrun)
+                    continue
+                if (mode == GS or mode == FCS) and not slot_live:
+                    slot = job_row[j]           # the first job of an idle machine
+                    slot_live = True
+                    slot_ver += 1
+                    heapq.heappush(heap, (t + tslice, _SLOT, 0, slot_ver, 0))
+                    for c in range(n_cpus):
+                        set_csmode(c, slot)
         for q in range(n_cpus):                 # idle CPUs take what they may run
-            if cur[q] < 0 and slot < n_jobs:
+            if cur[q] < 0:
                 account(q, t)
                 nq = pick(q, slot)
                 if nq >= 0:
@@ -374,7 +438,21 @@ def _simulate(work, iters, sync, mode, costs, consts, seed):
                     schedule(q, t)
         if kind == _CPU or kind == _WAKE:
             schedule(b if kind == _WAKE else a, t)
-    return end, cls, events
+    return end, start, cls, events
+
+
+@njit(cache=True)
+def _release(j, row_cpu, row_jobs, job_row, job_first, size, running, nrun):
+    """Job j leaves the matrix and the running list; returns the running count."""
+    r = job_row[j]
+    for c in range(job_first[j], job_first[j] + size[j]):
+        row_cpu[r, c] = -1
+    row_jobs[r] -= 1
+    for k in range(nrun):
+        if running[k] == j:
+            running[k] = running[nrun - 1]
+            return nrun - 1
+    return nrun
 
 
 @njit(cache=True)
