@@ -323,6 +323,38 @@ class SlurmCluster:
             self.run("scontrol", "reconfigure")
             time.sleep(2)
 
+    def restart_controller(self) -> None:
+        """Stop slurmctld and start it again on the same state and slurm.conf: what changes
+        of PreemptType and PreemptMode need [slurm.conf(5)]."""
+        for i, (name, p) in enumerate(self.procs):
+            if name == "slurmctld" and p.poll() is None:
+                p.terminate()
+                p.wait(timeout=30)
+                del self.procs[i]
+                break
+        self._spawn("slurmctld", ["slurmctld", "-D"])
+        wait_for("the restarted slurmctld to answer", lambda: quiet(
+            ["scontrol", "ping"], env=self.env).returncode == 0,
+            log=self.root / "log" / "slurmctld.log")
+        wait_for("all nodes idle", self._all_idle, log=self.root / "log" / "slurmctld.log")
+
+    @contextlib.contextmanager
+    def restarted(self, lines: tuple[str, ...] = (), **settings: str):
+        """slurm.conf with ``settings`` and extra ``lines`` (a partition) under a restarted
+        slurmctld for the duration of a with-block, then the original, restarted again."""
+        conf = self.root / "etc" / "slurm.conf"
+        original = conf.read_text()
+        kept = [line for line in original.splitlines() if line.split("=", 1)[0] not in settings]
+        conf.write_text("\n".join([*kept, *(f"{k}={v}" for k, v in settings.items()),
+                                    *lines]) + "\n")
+        try:
+            self.restart_controller()
+            yield self
+        finally:
+            self.cancel_all()
+            conf.write_text(original)
+            self.restart_controller()
+
     def cancel_all(self, timeout: float = 60.0) -> None:
         """Cancel every job and wait until squeue lists none: a cancelled job stays
         (COMPLETING) for a moment, and a snapshot taken then would count it as running."""

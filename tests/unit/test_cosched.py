@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.cosched import CS, DC, F, Costs, simulate
+from advisor.engine.cosched import CS, DC, F, Costs, simulate, simulate_jobs
 from advisor.studies.coscheduling import FITTED, scenarios
 
 FREE = Costs(global_switch=0.0, local_switch=0.0, monitor=0.0)
@@ -78,3 +78,38 @@ def test_every_job_ends_no_sooner_than_its_work_allows(jobs, cpus, seed, schedul
     assert np.all(out.end >= alone - 1e-6)
     # no CPU does more than one thing at a time
     assert out.end.max() >= (work * iterations[:, None]).sum(axis=0).max() - 1e-6
+
+
+def test_the_matrix_admits_fcfs_with_easy_backfilling():
+    # 4 CPUs, one row: a 4-wide job waits for the running 2-wide one; a short 2-wide job
+    # backfills beside it, a long one does not
+    work = np.ones((4, 4))
+    size = np.array([2, 4, 2, 2])
+    iterations = np.array([1000, 100, 100, 5000])
+    arrival = np.array([0.0, 1.0, 2.0, 200.0])        # job 3: after job 2 has ended
+    alone = iterations * (1.0 + FREE.latency)
+    out = simulate_jobs(work, size, iterations, np.ones(4, bool), arrival, alone, 4, 1,
+                        "FCFS", FREE)
+    assert out.start[0] == 0.0 and np.isclose(out.start[1], out.end[0])
+    assert np.isclose(out.start[2], 2.0)                    # backfilled: ends before
+    assert out.end[2] < 200.0
+    assert out.start[3] >= out.end[1] - 1e-9                # would delay the 4-wide job
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from(["FCFS", "GS", "SB", "FCS"]))
+def test_arriving_jobs_all_end_and_batch_never_oversubscribes(seed, scheduler):
+    rng = np.random.default_rng(seed)
+    jobs, cpus = 12, 8
+    size = rng.integers(1, cpus + 1, jobs)
+    work = rng.uniform(0.5, 5.0, (jobs, cpus))
+    iterations = rng.integers(1, 200, jobs)
+    arrival = np.sort(rng.uniform(0, 500, jobs))
+    alone = iterations * (work.max(axis=1) + FREE.latency)
+    out = simulate_jobs(work, size, iterations, rng.random(jobs) < 0.8, arrival, alone,
+                        cpus, 1 if scheduler == "FCFS" else 3, scheduler, FITTED, seed=seed)
+    assert np.all(out.start >= arrival - 1e-9) and np.all(out.end >= out.start)
+    if scheduler == "FCFS":
+        for t in np.concatenate([out.start, out.end]):
+            busy = size[(out.start <= t) & (out.end > t)].sum()
+            assert busy <= cpus
