@@ -4,13 +4,16 @@ The model behind the paper's §3 tables. A job is bulk-synchronous: each of its 
 computes for its own time per iteration, then exchanges one message with each ring
 neighbour (blocking; back-to-back sends and receives count as one communication, §2.6). A
 message takes ``latency`` to arrive once sent; a process's exchange completes when it has
-sent and both neighbours' messages have arrived. Each CPU hosts one process of every job.
+sent and both neighbours' messages have arrived. A job's processes sit one per CPU on
+contiguous CPUs of one row of an Ousterhout matrix (advisor.engine.cosched_matrix, which
+admits arriving jobs); a CPU hosts the processes of every row. In §3's scenarios every job
+spans the machine in a row of its own.
 
 Schedulers (times in ms):
 
-- FCFS: jobs run one after another on dedicated CPUs; a waiting process polls.
-- GS: an Ousterhout matrix of one row per job; every ``slice`` all CPUs switch to the next
-  row (costing ``global_switch``); a waiting process polls (busy-waits).
+- FCFS: batch, the matrix's one row: jobs run on dedicated CPUs; a waiting process polls.
+- GS: every ``slice`` all CPUs switch to the next row holding jobs (costing
+  ``global_switch``); a waiting process polls (busy-waits).
 - SB: no global coordination; a waiting process spins ``spin``, then blocks and yields.
 - FCS: GS's matrix. At each switch a CPU whose next process is CS runs it alone for the
   slot, polling (Algorithm 1); otherwise it resumes the DC and F processes it hosts under the
@@ -53,14 +56,14 @@ _EPS = 1e-9
 class Costs:
     """Times in ms. ``latency``, ``spin`` and ``slice`` are the paper's; the rest are
     overheads the paper does not give, fitted once for all four §3 scenarios
-    (advisor.studies.coscheduling.FITTED)."""
+    (docs/coscheduling.md): the defaults."""
     latency: float = 0.03        # one ring exchange: "a few tens of µs" (§3)
     spin: float = 0.12           # T_spin (Table 2)
     slice: float = 100.0         # T_slice (Table 2)
-    quantum: float = 3.0         # the local OS's round-robin quantum
+    quantum: float = 0.5         # the local OS's round-robin quantum
     global_switch: float = 3.0   # a CPU's loss at a global multi-context switch
-    local_switch: float = 0.05   # a CPU's loss at a local context switch
-    monitor: float = 0.0         # FCS's cost per blocking communication
+    local_switch: float = 0.005  # a CPU's loss at a local context switch
+    monitor: float = 0.015       # FCS's cost per blocking communication
 
 
 @dataclass(frozen=True)

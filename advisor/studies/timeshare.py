@@ -13,7 +13,7 @@ then); with no window start, from the whole trace, in hindsight (the study says 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -130,8 +130,7 @@ def timeshare_study(workload: Workload, setting: TimeShare = TimeShare(),
     space = np.flatnonzero(side == "space")
     if len(space):
         part = arrays.take(space)
-        s, _ = run(type(part)(part.submit, part.runtime, part.estimate, part.procs, r_cpus),
-                   EngineConfig(backfill="easy"))
+        s, _ = run(replace(part, machine=r_cpus), EngineConfig(backfill="easy"))
         split_start[space] = s
         split_end[space] = s + part.runtime
     shared = np.flatnonzero(side == "shared")
