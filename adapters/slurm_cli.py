@@ -143,6 +143,13 @@ def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.D
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
+def _avg_cpu(record: dict) -> float:
+    """SWF field 6, the CPU time per allocated CPU: sacct's TotalCPU over AllocCPUS (so
+    that field 6 over the runtime is the job's CPU efficiency); -1 when unknown."""
+    total, cpus = record.get("total_cpu"), record["alloc_cpus"] or record["req_cpus"]
+    return -1.0 if total is None or not cpus else round(total / cpus, 3)
+
+
 def workload_from_sacct(records: list[dict], name: str = "slurm",
                         procs: int | None = None) -> Workload:
     """sacct records -> the SWF table. Only jobs that started and ended are kept (counted
@@ -164,7 +171,7 @@ def workload_from_sacct(records: list[dict], name: str = "slurm",
         rows.append({
             "job_id": r["job_id"], "submit": r["submit"] - t0,
             "wait": r["start"] - r["submit"], "runtime": r["end"] - r["start"],
-            "alloc_procs": r["alloc_cpus"] or r["req_cpus"], "avg_cpu": -1.0,
+            "alloc_procs": r["alloc_cpus"] or r["req_cpus"], "avg_cpu": _avg_cpu(r),
             "used_mem": -1.0, "req_procs": r["req_cpus"] or r["alloc_cpus"],
             "req_time": -1 if r["limit"] is None else r["limit"], "req_mem": -1.0,
             "status": SWF_STATUS.get(r["state"], -1), "user": number("user", r["user"]),

@@ -257,5 +257,14 @@ def sacct_records(doc: dict) -> list[dict]:
             "limit": _minutes(t.get("limit")),
             "req_cpus": int(number(required.get("CPUs")) or 0),
             "alloc_cpus": int(alloc.get("cpu") or 0),
-            "nodes": int(number(raw.get("allocation_nodes")) or 0)})
+            "nodes": int(number(raw.get("allocation_nodes")) or 0),
+            "total_cpu": _cpu_seconds(t.get("total"))})
     return out
+
+
+def _cpu_seconds(value) -> float | None:
+    """sacct's TotalCPU (user + system) in seconds, or None when the record has none."""
+    if not isinstance(value, dict) or "seconds" not in value:
+        return None
+    return float(number(value.get("seconds")) or 0) + \
+        float(number(value.get("microseconds")) or 0) / 1e6

@@ -162,6 +162,8 @@ def test_history_round_trips_to_swf(clean_queue, tmp_path, capsys):
         assert row["req_procs"] == cpus and row["alloc_procs"] == cpus
         assert row["req_time"] == 60 and row["status"] == 1
         assert sleep <= row["runtime"] <= sleep + 2
+        # field 6: sacct's TotalCPU per allocated CPU; a sleep uses next to none (DC-like)
+        assert 0 <= row["avg_cpu"] <= 0.5 * max(row["runtime"], 1)
     workload = read_swf(out)
     assert workload.machine.procs == 64 and workload.header.unix_start_time
     again = tmp_path / "again.swf"

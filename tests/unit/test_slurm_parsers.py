@@ -10,6 +10,7 @@ import pytest
 
 from adapters import slurm_json, slurm_text
 from adapters.slurm_cli import assemble, workload_from_sacct
+from advisor.studies.share_classes import cpu_efficiency
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Snapshot
 
@@ -165,6 +166,27 @@ def test_every_sacct_sample(directory):
                            workload.jobs.iterrows()):
         assert row["job_id"] == r["job_id"] and row["runtime"] == r["end"] - r["start"]
         assert row["wait"] == r["start"] - r["submit"]
+        # field 6 is TotalCPU per allocated CPU (the recorded jobs sleep: about none)
+        cpus = r["alloc_cpus"] or r["req_cpus"]
+        assert r["total_cpu"] is not None
+        assert row["avg_cpu"] == pytest.approx(r["total_cpu"] / cpus, abs=1e-3)
+
+
+def test_sacct_total_cpu_makes_field_6_and_the_efficiency():
+    doc = slurm_json.load(read(SAMPLE_DIRS[0], "sacct.json"), "sacct --json")
+    raw = next(j for j in doc["jobs"] if j["time"]["elapsed"] > 0 and j["time"]["end"])
+    raw["time"]["total"] = {"seconds": 30, "microseconds": 500000}
+    record = next(r for r in slurm_json.sacct_records(doc) if r["job_id"] == raw["job_id"])
+    assert record["total_cpu"] == 30.5
+    workload = workload_from_sacct([record])
+    row = workload.jobs.iloc[0]
+    assert row["avg_cpu"] == pytest.approx(30.5 / record["alloc_cpus"], abs=1e-3)
+    assert cpu_efficiency(workload.jobs).iloc[0] == pytest.approx(
+        min(1.0, 30.5 / record["alloc_cpus"] / row["runtime"]), abs=1e-3)
+    del raw["time"]["total"]
+    record = next(r for r in slurm_json.sacct_records(doc) if r["job_id"] == raw["job_id"])
+    assert record["total_cpu"] is None
+    assert workload_from_sacct([record]).jobs.iloc[0]["avg_cpu"] == -1.0
 
 
 def test_sacct_empty_window_is_not_an_error():
