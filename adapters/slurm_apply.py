@@ -35,8 +35,8 @@ from adapters.slurm_cli import SlurmCommands
 from adapters.slurm_text import parse_config, parse_partitions
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
 from advisor.model import Snapshot
-from advisor.whatif.slurmconf import (FRAGMENT, MARK, SCRIPT, SlurmChange, conf_lines,
-                                      job_submit_lua)
+from advisor.whatif.slurmconf import (FRAGMENT, MARK, RESTART_UP_TO_2302, SCRIPT,
+                                      SlurmChange, conf_lines, job_submit_lua)
 
 #: job_submit.lua when the candidate needs no job rule but an earlier advisor script set
 #: one: new jobs get none (the simulation of such a candidate gives every job site factor 0)
@@ -164,9 +164,10 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
     """Enact ``change`` (from ``advisor.whatif.slurmconf.change_for`` on ``snapshot``) or raise
     with everything put back; see the module docstring."""
     if change.restart:
-        raise BadInput("this change needs a slurmctld restart (PriorityType or "
-                       "SchedulerType): --apply does only what 'scontrol reconfigure' can; "
-                       "use --write DIR and restart slurmctld by hand")
+        keys = "/".join(k for k in change.diff if k in RESTART_UP_TO_2302)
+        raise BadInput(f"this change needs a slurmctld restart ({keys}): --apply does only "
+                       "what 'scontrol reconfigure' can; use --write DIR and restart "
+                       "slurmctld by hand")
     conf = slurm_conf_path(commands)
     fragment = fragment or conf.parent / FRAGMENT
     check_partitions(conf, set(change.layout_names))

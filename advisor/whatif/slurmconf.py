@@ -24,8 +24,10 @@ COMMANDS = "commands.sh"
 #: the files ``--write DIR`` may hold: one recommended set, and nothing else
 WRITTEN = (FRAGMENT, SCRIPT, COMMANDS)
 MARK = "slurm-policy-advisor"
-#: settings that slurmctld applies only on a restart up to 23.02 (docs/slurm-mapping.md)
-RESTART_UP_TO_2302 = ("PriorityType", "SchedulerType", "SelectType")
+#: settings that slurmctld applies only on a restart up to 23.02 (docs/slurm-mapping.md;
+#: for PreemptType and PreemptMode the gang scheduling guide asks for one)
+RESTART_UP_TO_2302 = ("PriorityType", "SchedulerType", "SelectType", "PreemptType",
+                      "PreemptMode", "SchedulerTimeSlice")
 #: the scontrol field each kind of job rule sets on pending jobs
 RULE_FIELDS = (("route", "Partition"), ("site_factor", "SiteFactor"))
 
@@ -244,8 +246,9 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
                            "advisor's own script with one that sets none")
     restart = needs_restart(diff, current.slurm_version)
     if diff or lines or removed:
+        keys = "/".join(k for k in diff if k in RESTART_UP_TO_2302)
         commands.insert(0, "scontrol reconfigure" if not restart else
-                        "# restart slurmctld (PriorityType/SchedulerType change)")
+                        f"# restart slurmctld ({keys} change)")
     return SlurmChange(candidate.spec, candidate.label, candidate.fidelity, tuple(caveats),
                        diff, fragment, script, tuple(commands), restart, lines, removed)
 
