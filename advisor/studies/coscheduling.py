@@ -4,7 +4,7 @@ Each scenario is a few 128-process jobs arriving together on 32 nodes x 4 CPUs. 
 patterns repeat every two nodes (a node's four processes do the same work, and
 alternating nodes differ), so the model plays one period, 8 CPUs in a ring: node A (CPUs
 0-3) and node B (CPUs 4-7). The ring's wrap-around joins B to A as in the full machine.
-A ring of 32 or 128 CPUs gives the same ends within 1 s (docs/coscheduling.md).
+Under SB, rings of 32 and 128 CPUs end within 3% of this one (docs/coscheduling.md).
 
 The basic job computes 1 ms per iteration and takes 60 s alone, so it has
 60 s / (1 ms + latency) iterations. The paper's readings where its text leaves room:
