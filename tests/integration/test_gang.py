@@ -1,17 +1,22 @@
 """Slurm's gang scheduling on the real test cluster: the behaviour the time-sliced partition
-model assumes (advisor.engine.gang). Two jobs that each take all CPUs of one node in a
-partition with OverSubscribe=FORCE:2, under PreemptMode=GANG (a restart of slurmctld) and
-the shortest time slice Slurm allows (5 s), alternate between RUNNING and SUSPENDED."""
+model assumes (advisor.engine.gang), configured by the lines the advisor writes
+(advisor.whatif.slurmconf). Two jobs that each take all CPUs of one node in a partition
+with OverSubscribe=FORCE:2, under PreemptMode=GANG (a restart of slurmctld) and the
+shortest time slice Slurm allows (5 s), alternate between RUNNING and SUSPENDED."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
+from advisor.model import Partition, SchedulingConfig
+from advisor.whatif.slurmconf import conf_lines, partition_line
 from tests.integration.slurm_cluster import NODE_CPUS
 
 SLICE = 5
-GANG = {"PreemptType": "preempt/none", "PreemptMode": "GANG",
-        "SchedulerTimeSlice": str(SLICE)}
-PARTITION = "PartitionName=ts Nodes=n1 OverSubscribe=FORCE:2 MaxTime=INFINITE State=UP"
+_WRITTEN = conf_lines(replace(SchedulingConfig(), preempt_mode="GANG",
+                              scheduler_time_slice=SLICE))
+GANG = {k: _WRITTEN[k] for k in ("PreemptType", "PreemptMode", "SchedulerTimeSlice")}
+PARTITION = partition_line(Partition("ts", ("n1",), oversubscribe="FORCE:2"))
 
 
 def test_two_jobs_on_the_same_cpus_take_turns(clean_queue):
