@@ -33,6 +33,22 @@ def package_version() -> str:
         return "unknown"
 
 
+def _window_options(p: argparse.ArgumentParser, verb: str, since_note: str = "") -> None:
+    p.add_argument("--since", metavar="MOMENT", help=f"first submission to {verb}: a date "
+                   f"(2000-05-01) or seconds since the trace's start (default: its start)"
+                   f"{since_note}")
+    p.add_argument("--until", metavar="MOMENT", help=f"{verb} the jobs submitted before this "
+                   "(default: all)")
+
+
+def _class_options(p: argparse.ArgumentParser) -> None:
+    """The CPU-efficiency thresholds of the job classes (studies.share_classes)."""
+    p.add_argument("--busy", type=float, default=0.9, help="efficiency at or above which a "
+                   "job is CS-like: busy, dedicated (default 0.9)")
+    p.add_argument("--idle", type=float, default=0.5, help="efficiency below which a job is "
+                   "DC-like: idle over half of its CPU time (default 0.5)")
+
+
 def _trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
                    "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE, LLNL-Atlas); default: "
@@ -170,10 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     _trace_options(p)
     p.add_argument("--policy", action="append", metavar="SPEC", help="a plan or any policy "
                    "to compare (repeatable; default plan1, plan2, plan3)")
-    p.add_argument("--since", metavar="MOMENT", help="first submission replayed: a date "
-                   "(2000-05-01) or seconds since the trace's start (default: its start)")
-    p.add_argument("--until", metavar="MOMENT", help="replay the jobs submitted before this "
-                   "(default: all)")
+    _window_options(p, "replay")
     p.add_argument("--bins", metavar="NAME", help="also list Fig. 6's bins (wait by size "
                    "and runtime) of this run against FCFS, e.g. 'PLAN 2'")
     p.add_argument("--plot", metavar="PNG", help="write Fig. 6's heatmaps (of --bins, "
@@ -182,10 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("classes", "which jobs would share CPUs: the job classes of a trace by CPU "
                 "efficiency (SWF field 6 over the runtime), a heuristic for seed 003's")
     _trace_options(p)
-    p.add_argument("--busy", type=float, default=0.9, help="efficiency at or above which a "
-                   "job is CS-like: busy, dedicated (default 0.9)")
-    p.add_argument("--idle", type=float, default=0.5, help="efficiency below which a job is "
-                   "DC-like: idle over half of its CPU time (default 0.5)")
+    _class_options(p)
 
     p = command("coscheduling", "seed 003's four synthetic scenarios on the process-level "
                 "model (FCFS, gang, spin-block, flexible coscheduling) against its tables")
@@ -195,9 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("timeshare", "what a gang-scheduled partition for the DC-like users would "
                 "do to waits and response times, against the whole machine space-shared")
     _trace_options(p)
-    p.add_argument("--since", metavar="MOMENT", help="first submission played (a date or "
-                   "seconds since the trace's start); users are classed by the jobs before")
-    p.add_argument("--until", metavar="MOMENT", help="play the jobs submitted before this")
+    _window_options(p, "play", "; users are classed by the jobs before")
     p.add_argument("--share", type=float, default=0.25, help="fraction of the CPUs given "
                    "to the time-sliced partition (default 0.25)")
     p.add_argument("--mpl", type=int, default=2, help="jobs per node (OverSubscribe=FORCE:N,"
@@ -208,8 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "of a shared node, in seconds (default 0.5)")
     p.add_argument("--route", default="DC", help="classes sent to the time-sliced partition:"
                    " DC, F+DC, ... (default DC)")
-    p.add_argument("--busy", type=float, default=0.9, help="CS-like efficiency (default 0.9)")
-    p.add_argument("--idle", type=float, default=0.5, help="DC-like below (default 0.5)")
+    _class_options(p)
 
     p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
                 "replayed up to a moment")

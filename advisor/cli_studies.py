@@ -12,6 +12,13 @@ from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_j
                                 _estimates, _load, _progress)
 
 
+def _window(args, workload) -> tuple[int | None, int | None]:
+    """--since and --until on the trace's clock (None: its ends)."""
+    from advisor.whatif.snapshot import parse_moment
+    return tuple(parse_moment(m, workload.header) if m else None
+                 for m in (args.since, args.until))
+
+
 def cmd_tune(args, out: Console) -> int:
     from advisor.units import parse_duration
     from advisor.views.report import tune_table
@@ -62,12 +69,10 @@ def cmd_queues(args, out: Console) -> int:
 
 def cmd_plans(args, out: Console) -> int:
     from advisor.studies.plans import plan_study
-    from advisor.whatif.snapshot import parse_moment
     if args.plot:
         _check_output(args.plot, extra=("matplotlib", "plot"))
     workload = _load(args)
-    since = parse_moment(args.since, workload.header) if args.since else None
-    until = parse_moment(args.until, workload.header) if args.until else None
+    since, until = _window(args, workload)
     _compile_notice()
     with out.status("replaying the plans") as status:
         study = plan_study(workload, args.policy, since, until, _estimates(args.estimates),
@@ -115,13 +120,11 @@ def cmd_coscheduling(args, out: Console) -> int:
 def cmd_timeshare(args, out: Console) -> int:
     from advisor.studies.share_classes import ClassRule
     from advisor.studies.timeshare import TimeShare, timeshare_study
-    from advisor.whatif.snapshot import parse_moment
     setting = TimeShare(share=args.share, mpl=args.mpl, slice_s=args.slice,
                         switch_s=args.switch, route=tuple(args.route.split("+")))
     rule = ClassRule(busy=args.busy, idle=args.idle)
     workload = _load(args)
-    since = parse_moment(args.since, workload.header) if args.since else None
-    until = parse_moment(args.until, workload.header) if args.until else None
+    since, until = _window(args, workload)
     _compile_notice()
     with out.status("simulating both layouts"):
         study = timeshare_study(workload, setting, since, until, rule,

@@ -40,7 +40,7 @@ from dataclasses import astuple, dataclass
 import numpy as np
 from numba import njit
 
-from advisor.engine.cosched_matrix import admit
+from advisor.engine.cosched_matrix import admit, release
 from advisor.engine.rng import seed_state, uniform
 
 FCFS, GS, SB, FCS = 0, 1, 2, 3
@@ -95,8 +95,7 @@ def simulate(work: np.ndarray, iterations: np.ndarray, sync: np.ndarray, schedul
     ``work[j, c]`` is the computation (ms) per iteration of job j's process on CPU c (0 for
     a CPU where the job has nothing to do), ``iterations[j]`` its iterations and ``sync[j]``
     whether its processes exchange with their ring neighbours after each one."""
-    work = np.ascontiguousarray(work, np.float64)
-    jobs, cpus = work.shape
+    jobs, cpus = np.shape(work)
     return simulate_jobs(work, np.full(jobs, cpus), iterations, sync, np.zeros(jobs),
                          np.ones(jobs), cpus, 1 if scheduler == "FCFS" else jobs, scheduler,
                          costs, constants, seed)
@@ -165,6 +164,7 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
     running = np.empty(n_jobs, np.int64)
     nrun = 0
     placed = np.empty(n_jobs, np.int64)
+    touched = np.zeros(n_cpus, np.bool_)       # CPUs of the jobs placed by this event
 
     cur = np.full(n_cpus, -1, np.int64)
     last = np.full(n_cpus, -1, np.int64)
@@ -252,6 +252,15 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
         if nxt < inf:
             heapq.heappush(heap, (nxt, _CPU, c, cver[c], 0))
 
+    def dispatch_idle(q, t, slot):
+        """An idle CPU takes what it may run."""
+        if cur[q] < 0:
+            account(q, t)
+            nq = pick(q, slot)
+            if nq >= 0:
+                run(q, nq, t, 0.0 if mode == FCFS or mode == GS else lsw)
+                schedule(q, t)
+
     def nb(j, c, d):                           # the ring neighbour d = -1 / +1 of (j, c)
         return job_first[j] + (c - job_first[j] + d + size[j]) % size[j]
 
@@ -288,6 +297,7 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
         events += 1
         ended = -1
         admitting = False
+        placing = False
         if kind == _ARRIVE:
             queue[qn] = a
             qn += 1
@@ -397,7 +407,7 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
         if ended >= 0:                          # its CPUs leave the matrix
             remaining -= 1
             r = job_row[ended]
-            nrun = _release(ended, row_cpu, row_jobs, job_row, job_first, size, running, nrun)
+            nrun = release(ended, row_cpu, row_jobs, job_row, job_first, size, running, nrun)
             admitting = True
             if (mode == GS or mode == FCS) and r == slot and row_jobs[r] == 0:
                 slot_ver += 1                   # an empty row's slot ends now
@@ -405,9 +415,11 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
         if admitting and qn > 0:
             n, qn = admit(t, queue, qn, row_cpu, running, nrun, start, estimate, job_row,
                           job_first, size, placed)
+            placing = n > 0
             for i in range(n):
                 j = placed[i]
                 start[j] = t
+                touched[job_first[j]:job_first[j] + size[j]] = True
                 running[nrun] = j
                 nrun += 1
                 row_jobs[job_row[j]] += 1
@@ -422,7 +434,7 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
                 if left[j] == 0:                # nothing to do: done at once
                     end[j] = t
                     remaining -= 1
-                    nrun = _release(j, row_cpu, row_jobs, job_row, job_first, size, running,
+                    nrun = release(j, row_cpu, row_jobs, job_row, job_first, size, running,
                                     nrun)
                     continue
                 if (mode == GS or mode == FCS) and not slot_live:
@@ -432,30 +444,20 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
                     heapq.heappush(heap, (t + tslice, _SLOT, 0, slot_ver, 0))
                     for c in range(n_cpus):
                         set_csmode(c, slot)
-        for q in range(n_cpus):                 # idle CPUs take what they may run
-            if cur[q] < 0:
-                account(q, t)
-                nq = pick(q, slot)
-                if nq >= 0:
-                    run(q, nq, t, 0.0 if mode == FCFS or mode == GS else lsw)
-                    schedule(q, t)
-        if kind == _CPU or kind == _WAKE:
-            schedule(b if kind == _WAKE else a, t)
+        # an idle CPU gains work only from this event: on its own CPU, or by a placement
+        own = b if kind == _WAKE else (a if kind == _CPU else -1)
+        if placing:
+            if own >= 0:
+                touched[own] = True
+            for q in range(n_cpus):
+                if touched[q]:
+                    dispatch_idle(q, t, slot)
+            touched[:] = False
+        elif own >= 0:
+            dispatch_idle(own, t, slot)
+        if own >= 0:
+            schedule(own, t)
     return end, start, cls, events
-
-
-@njit(cache=True)
-def _release(j, row_cpu, row_jobs, job_row, job_first, size, running, nrun):
-    """Job j leaves the matrix and the running list; returns the running count."""
-    r = job_row[j]
-    for c in range(job_first[j], job_first[j] + size[j]):
-        row_cpu[r, c] = -1
-    row_jobs[r] -= 1
-    for k in range(nrun):
-        if running[k] == j:
-            running[k] = running[nrun - 1]
-            return nrun - 1
-    return nrun
 
 
 @njit(cache=True)

@@ -91,3 +91,17 @@ def _place(j, r, f, row_cpu, job_row, job_first, job_size):
     job_first[j] = f
     for c in range(f, f + job_size[j]):
         row_cpu[r, c] = j
+
+
+@njit(cache=True)
+def release(j, row_cpu, row_jobs, job_row, job_first, size, running, nrun):
+    """Job j leaves the matrix and the running list; returns the running count."""
+    r = job_row[j]
+    for c in range(job_first[j], job_first[j] + size[j]):
+        row_cpu[r, c] = -1
+    row_jobs[r] -= 1
+    for k in range(nrun):
+        if running[k] == j:
+            running[k] = running[nrun - 1]
+            return nrun - 1
+    return nrun

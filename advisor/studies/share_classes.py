@@ -57,6 +57,14 @@ def cpu_efficiency(jobs: pd.DataFrame) -> pd.Series:
     return ratio.where(known).clip(0.0, 1.0)
 
 
+def user_classes(jobs: pd.DataFrame, rule: ClassRule) -> pd.Series:
+    """Each user's class: that of the median CPU efficiency of their jobs in ``jobs``."""
+    efficiency = cpu_efficiency(jobs)
+    known = efficiency.notna()
+    per_user = efficiency[known].groupby(jobs["user"][known]).median()
+    return rule.classify(per_user)
+
+
 @dataclass(frozen=True)
 class ClassShares:
     trace: str
@@ -94,8 +102,7 @@ def class_shares(workload: Workload, rule: ClassRule = ClassRule()) -> ClassShar
     shares = shares.reindex(list(CLASSES), fill_value=0)
     shares["job_share"] = shares["jobs"] / max(int(known.sum()), 1)
     shares["cpu_hour_share"] = shares["cpu_hours"] / max(float(cpu_hours.sum()), 1e-9)
-    per_user = efficiency[known].groupby(jobs["user"][known]).median()
-    users = rule.classify(per_user).value_counts().reindex(list(CLASSES), fill_value=0)
+    users = user_classes(jobs, rule).value_counts().reindex(list(CLASSES), fill_value=0)
     q = efficiency[known].quantile([0.25, 0.5, 0.75]).to_numpy()
     return ClassShares(trace=name, rule=rule, jobs=len(jobs), known=int(known.sum()),
                        shares=shares, users=users, quartiles=tuple(float(x) for x in q))

@@ -24,7 +24,7 @@ from advisor.engine.gang import run_gang
 from advisor.errors import BadInput
 from advisor.model import Workload
 from advisor.studies.plans import month_of
-from advisor.studies.share_classes import CLASSES, ClassRule, cpu_efficiency
+from advisor.studies.share_classes import CLASSES, ClassRule, user_classes
 
 BOUND = 10.0          # seconds: bounded slowdown's floor on the runtime
 
@@ -48,14 +48,6 @@ class TimeShare:
                            "shorter than it")
         if not self.route or set(self.route) - set(CLASSES):
             raise BadInput(f"route={'+'.join(self.route)}: name classes among CS, F, DC")
-
-
-def user_classes(jobs: pd.DataFrame, rule: ClassRule) -> pd.Series:
-    """Each user's class: that of the median CPU efficiency of their jobs in ``jobs``."""
-    efficiency = cpu_efficiency(jobs)
-    known = efficiency.notna()
-    per_user = efficiency[known].groupby(jobs["user"][known]).median()
-    return rule.classify(per_user)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.text import Text
 
 from advisor.studies.share_classes import HEURISTIC, ClassShares
-from advisor.views.report import narrow_table
+from advisor.views.report import narrow_table, short_duration
 
 _MEANING = {"CS": "busy: dedicated", "F": "waits part of the time", "DC": "idle over half"}
 
@@ -59,13 +59,6 @@ def scenarios_view(table: pd.DataFrame, orders: pd.DataFrame) -> Group:
     return Group(head, out, ranks)
 
 
-def _duration(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.1f}{unit}"
-    return f"{seconds:.0f}s"
-
-
 def timeshare_view(study) -> Group:
     """A time-sliced partition against the whole machine space-shared (TimeShareStudy)."""
     s = study.setting
@@ -82,6 +75,6 @@ def timeshare_view(study) -> Group:
         table.add_column(col, justify="left" if col in ("jobs", "layout") else "right")
     for row in study.metrics().itertuples():
         table.add_row(row.group if row.layout == "baseline" else "", row.layout,
-                      f"{row.jobs:,}", _duration(row.mean_wait),
-                      _duration(row.mean_response), f"{row.mean_bsld:.1f}")
+                      f"{row.jobs:,}", short_duration(row.mean_wait),
+                      short_duration(row.mean_response), f"{row.mean_bsld:.1f}")
     return Group(head, table)

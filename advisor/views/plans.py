@@ -8,18 +8,7 @@ from rich.console import Group
 from rich.text import Text
 
 from advisor.studies.plans import PlanStudy
-from advisor.views.report import narrow_table
-
-
-def _wait(seconds: float) -> str:
-    """A duration in one unit, to two or three figures (59s, 24m, 3.5h, 2.1d)."""
-    if not np.isfinite(seconds):
-        return "-"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            value = seconds / size
-            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
-    return f"{seconds:.0f}s"
+from advisor.views.report import narrow_table, short_duration
 
 
 def plan_study_view(study: PlanStudy, bins_of: str | None = None) -> Group:
@@ -41,8 +30,8 @@ def plan_study_view(study: PlanStudy, bins_of: str | None = None) -> Group:
         change = (run.summary["avg_wait"] / base.summary["avg_wait"] - 1
                   if base.summary["avg_wait"] else 0.0)
         summary.add_row(run.name, f"{run.summary['utilization']:.3f}",
-                        _wait(run.summary["avg_wait"]), f"{change:+.1%}",
-                        _wait(run.summary["avg_response"]),
+                        short_duration(run.summary["avg_wait"]), f"{change:+.1%}",
+                        short_duration(run.summary["avg_response"]),
                         f"{(diff < 0).sum()},{(diff == 0).sum()},{(diff > 0).sum()}")
     monthly = narrow_table("Mean wait per month of submission (Fig. 4)")
     monthly.add_column("month")
@@ -51,7 +40,7 @@ def plan_study_view(study: PlanStudy, bins_of: str | None = None) -> Group:
         monthly.add_column(run.name, justify="right")
     for month, row in months.iterrows():
         monthly.add_row(str(month), str(int(row["jobs"])),
-                        *(_wait(row[r.name]) for r in study.runs))
+                        *(short_duration(row[r.name]) for r in study.runs))
     parts = [head, summary, monthly]
     if bins_of is not None:
         b = study.bins(bins_of)
@@ -62,8 +51,8 @@ def plan_study_view(study: PlanStudy, bins_of: str | None = None) -> Group:
         ratio = b.ratio
         for i, k in zip(*np.nonzero(b.jobs)):
             table.add_row(f"{b.size_edges[i]:.0f}-{b.size_edges[i + 1]:.0f}",
-                          f"{_wait(b.runtime_edges[k])}-{_wait(b.runtime_edges[k + 1])}",
-                          str(b.jobs[i, k]), _wait(b.base[i, k]), _wait(b.plan[i, k]),
+                          f"{short_duration(b.runtime_edges[k])}-{short_duration(b.runtime_edges[k + 1])}",
+                          str(b.jobs[i, k]), short_duration(b.base[i, k]), short_duration(b.plan[i, k]),
                           f"{ratio[i, k]:.2f}" if np.isfinite(ratio[i, k]) else "inf")
         parts.append(table)
     return Group(*parts)

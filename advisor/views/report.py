@@ -5,6 +5,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+import numpy as np
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -23,6 +24,17 @@ def _hms(seconds: float) -> str:
     h, rem = divmod(seconds, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}"
+
+
+def short_duration(seconds: float) -> str:
+    """A duration in one unit, to two or three figures (59s, 24m, 3.5h, 2.1d)."""
+    if not np.isfinite(seconds):
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            value = seconds / size
+            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
+    return f"{seconds:.0f}s"
 
 
 def narrow_table(title: str | None = None, **options) -> Table:

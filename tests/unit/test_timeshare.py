@@ -6,8 +6,8 @@ import pytest
 
 from adapters.swf import read_swf, resolve_trace
 from advisor.errors import BadInput
-from advisor.studies.share_classes import ClassRule
-from advisor.studies.timeshare import TimeShare, timeshare_study, user_classes
+from advisor.studies.share_classes import ClassRule, user_classes
+from advisor.studies.timeshare import TimeShare, timeshare_study
 from advisor.whatif.snapshot import parse_moment
 
 
