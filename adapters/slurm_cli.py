@@ -19,6 +19,7 @@ import pandas as pd
 from adapters import slurm_json, slurm_text
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import (
+    EFFICIENCY,
     HISTORY_COLUMNS,
     SWF_FIELDS,
     SWF_FLOAT_FIELDS,
@@ -138,9 +139,15 @@ def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.D
     rows = [{"user": r["user"], "submit": r["submit"], "runtime": r["end"] - r["start"],
              "limit": -1 if r["limit"] is None else r["limit"],
              "cpus": r["alloc_cpus"] or r["req_cpus"], "nodes": max(r["nodes"], 1),
-             "partition": r["partition"].split(",")[0]}
+             "partition": r["partition"].split(",")[0], EFFICIENCY: _efficiency(r)}
             for r in slurm_json.sacct_records(doc) if r["start"] and r["end"] and r["submit"]]
-    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    return pd.DataFrame(rows, columns=[*HISTORY_COLUMNS, EFFICIENCY])
+
+
+def _efficiency(record: dict) -> float:
+    """TotalCPU / (Elapsed x AllocCPUS) in [0, 1]; NaN when unknown."""
+    avg, elapsed = _avg_cpu(record), record["end"] - record["start"]
+    return float("nan") if avg < 0 or elapsed <= 0 else min(max(avg / elapsed, 0.0), 1.0)
 
 
 def _avg_cpu(record: dict) -> float:

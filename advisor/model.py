@@ -36,6 +36,9 @@ TRACE_PARTITION = "batch"
 #: The columns of a history table, the finished jobs futures are drawn from (times in the
 #: snapshot's clock, durations in seconds, -1 unknown).
 HISTORY_COLUMNS = ("user", "submit", "runtime", "limit", "cpus", "nodes", "partition")
+#: An optional history column: each job's CPU efficiency, CPU time over runtime x CPUs in
+#: [0, 1] (NaN unknown), which classes users for time sharing
+EFFICIENCY = "efficiency"
 
 
 def printable(text: str) -> str:

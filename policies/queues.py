@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.plugins import (LIMIT_MINUTES_LUA, Context, Enactment, EngineConfig,
-                             JobColumns, LuaFragment, NoSlurmForm, PluginBase,
+from advisor.plugins import (LIMIT_MINUTES_LUA, ROUTE_LUA, Context, Enactment, EngineConfig,
+                             JobColumns, LuaFragment, NoSlurmForm, PluginBase, asked_names,
                              format_duration, param, parse_duration)
 from advisor.plugins.enactment import YEAR_MINUTES
 
@@ -109,9 +109,8 @@ class ClassRoute:
 
     def values(self, jobs: JobColumns, now: int) -> np.ndarray:
         out = np.empty(len(jobs.limit), object)
-        asked = jobs.partition if jobs.partition is not None else [""] * len(out)
-        for i, (limit, cpus, wanted) in enumerate(zip(jobs.limit, jobs.cpus, asked)):
-            names = [n for n in str(wanted or "").split(",") if n]
+        for i, (limit, cpus, names) in enumerate(zip(jobs.limit, jobs.cpus,
+                                                     asked_names(jobs))):
             if names and not set(names) <= set(self.own):
                 out[i] = ",".join(names)
                 continue
@@ -125,29 +124,19 @@ class ClassRoute:
         rows = "".join(f'   {{"{n}", {"nil" if top is None else top // MINUTE}, {room}}},\n'
                        for n, top, room in self.classes)
         own = ", ".join(f'["{n}"] = true' for n in self.own)
-        helpers = LIMIT_MINUTES_LUA + (
+        helpers = LIMIT_MINUTES_LUA + ROUTE_LUA + (
             "-- runtime classes, shortest first: partition, MaxTime in minutes (nil: none), "
             "CPUs\n"
             f"local ADVISOR_CLASSES = {{\n{rows}}}\n"
             f"local ADVISOR_OWN = {{ {own} }}\n"
             "local function advisor_route(job_desc, part_list)\n"
-            "   local wanted = job_desc.partition\n"
-            "   if wanted ~= nil then\n"
-            "      for name in string.gmatch(wanted, \"[^,]+\") do\n"
-            "         if not ADVISOR_OWN[name] then return end\n"
-            "      end\n"
-            "   end\n"
+            "   if not asks_only(job_desc, ADVISOR_OWN) then return end\n"
             "   local limit = limit_minutes(job_desc, part_list)\n"
             "   if (job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL)\n"
             f"      and limit < {YEAR_MINUTES} then\n"
             "      job_desc.time_limit = limit\n"
             "   end\n"
-            "   local cpus = job_desc.min_cpus\n"
-            "   if cpus == nil or cpus == slurm.NO_VAL then cpus = 1 end\n"
-            "   local tasks = job_desc.num_tasks\n"
-            "   if tasks ~= nil and tasks ~= slurm.NO_VAL and tasks > cpus then\n"
-            "      cpus = tasks\n"
-            "   end\n"
+            "   local cpus = job_cpus(job_desc)\n"
             "   local names = {}\n"
             "   for _, c in ipairs(ADVISOR_CLASSES) do\n"
             "      if (c[2] == nil or limit <= c[2]) and cpus <= c[3] then\n"

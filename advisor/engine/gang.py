@@ -13,6 +13,10 @@ limit times the MPL, as in seed 003's §5 ("multiplying the requested run time b
 estimate run and reservation times"). A job's work is its runtime at full speed; time
 spent suspended does not count against its limit.
 
+A job marked ``alone`` (one already running when a snapshot is taken, from a partition that
+does not share) starts at its submit time whatever the queue holds, holds its nodes alone
+(they count as full) and runs at full speed: it must fit on idle nodes when it arrives.
+
 Pure: times in seconds, no randomness.
 """
 from __future__ import annotations
@@ -24,7 +28,7 @@ _EPS = 1e-6
 
 
 @njit(cache=True)
-def simulate_gang(submit, runtime, limit, need, nodes, mpl, slice_s, switch_s):
+def simulate_gang(submit, runtime, limit, need, alone, nodes, mpl, slice_s, switch_s):
     """Start and end (float seconds) of each job, in submit order. A job needing more nodes
     than the partition has never starts (-1)."""
     n = submit.shape[0]
@@ -82,17 +86,28 @@ def simulate_gang(submit, runtime, limit, need, nodes, mpl, slice_s, switch_s):
                 end[j] = now
                 finished += 1
                 for i in range(first[j], first[j] + need[j]):
-                    load[pool[i]] -= 1
+                    load[pool[i]] -= mpl if alone[j] else 1
                 nrun -= 1
                 running[k] = running[nrun]
             else:
                 k += 1
         # arrivals at this instant
         while arrive < n and submit[arrive] <= now + _EPS:
-            if 0 < need[arrive] <= nodes:
-                queue[qt] = arrive
-                qt += 1
+            j = arrive
             arrive += 1
+            if not 0 < need[j] <= nodes:
+                continue
+            if alone[j]:
+                first[j] = used
+                used = _take(j, need[j], load, mpl, nodes, pool, used, order)
+                for i in range(first[j], first[j] + need[j]):
+                    load[pool[i]] += mpl - 1
+                start[j] = now
+                running[nrun] = j
+                nrun += 1
+            else:
+                queue[qt] = j
+                qt += 1
         # FCFS, then EASY backfilling behind the head
         started = True
         while started:
@@ -113,7 +128,7 @@ def simulate_gang(submit, runtime, limit, need, nodes, mpl, slice_s, switch_s):
             # the head's shadow: release running jobs by expected end until it fits
             head = queue[qh]
             shadow, extra = _shadow(need[head], load, mpl, nodes, running, nrun, start,
-                                    limit, first, need, pool)
+                                    limit, first, need, alone, pool)
             for a in range(qh + 1, qt):
                 j = queue[a]
                 if j < 0 or need[j] > free:
@@ -142,7 +157,7 @@ def simulate_gang(submit, runtime, limit, need, nodes, mpl, slice_s, switch_s):
             busiest = 1
             for i in range(first[j], first[j] + need[j]):
                 busiest = max(busiest, load[pool[i]])
-            rate[j] = 1.0 if busiest == 1 else shared / busiest
+            rate[j] = 1.0 if busiest == 1 or alone[j] else shared / busiest
     return start, end
 
 
@@ -162,13 +177,14 @@ def _take(j, count, load, mpl, nodes, pool, used, order):
 
 
 @njit(cache=True)
-def _shadow(count, load, mpl, nodes, running, nrun, start, limit, first, need, pool):
+def _shadow(count, load, mpl, nodes, running, nrun, start, limit, first, need, alone, pool):
     """When ``count`` nodes would have room, releasing running jobs at their expected ends
-    (start + limit x MPL), and how many more than ``count`` would have room then."""
+    (start + limit x MPL; a job alone, start + limit), and how many more than ``count``
+    would have room then."""
     ends = np.empty(nrun)
     for k in range(nrun):
         j = running[k]
-        ends[k] = start[j] + limit[j] * mpl
+        ends[k] = start[j] + limit[j] * (1 if alone[j] else mpl)
     idx = np.argsort(ends)
     future = load.copy()
     c = 0
@@ -179,8 +195,9 @@ def _shadow(count, load, mpl, nodes, running, nrun, start, limit, first, need, p
         j = running[idx[k]]
         for i in range(first[j], first[j] + need[j]):
             q = pool[i]
-            future[q] -= 1
-            if future[q] == mpl - 1:
+            was = future[q]
+            future[q] -= mpl if alone[j] else 1
+            if was >= mpl and future[q] < mpl:
                 c += 1
         if c >= count:
             return ends[idx[k]], c - count
@@ -188,13 +205,15 @@ def _shadow(count, load, mpl, nodes, running, nrun, start, limit, first, need, p
 
 
 def run_gang(submit, runtime, limit, need, nodes: int, mpl: int, slice_s: float = 30.0,
-             switch_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+             switch_s: float = 0.0, alone=None) -> tuple[np.ndarray, np.ndarray]:
     """``simulate_gang`` on any array-likes (one compiled specialisation: float64 times,
-    int64 node counts)."""
+    int64 node counts); ``alone``: which jobs hold their nodes alone (default none)."""
     if mpl < 1 or nodes < 1:
         raise ValueError("a time-sliced partition needs nodes >= 1 and mpl >= 1")
     if slice_s <= 0 or not 0 <= switch_s < slice_s:
         raise ValueError("the time slice must be positive and the switch shorter than it")
+    need = np.array(need, np.int64)
+    alone = np.zeros(len(need), np.bool_) if alone is None else np.array(alone, np.bool_)
     return simulate_gang(np.array(submit, np.float64), np.array(runtime, np.float64),
-                         np.array(limit, np.float64), np.array(need, np.int64),
+                         np.array(limit, np.float64), need, alone,
                          int(nodes), int(mpl), float(slice_s), float(switch_s))

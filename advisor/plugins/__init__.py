@@ -4,10 +4,11 @@ family (``spec``) and the default grid (``grid``).
 
 A plugin's own module needs only this package's names:
 
-    from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Annealing, Context,
-                                 EngineConfig, Enactment, JobColumns, LuaFragment, NoParams,
-                                 NoSlurmForm, PluginBase, QueueState, SortKey,
-                                 format_duration, param, parse_duration, plan_jobs)
+    from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA, Annealing,
+                                 Context, EngineConfig, Enactment, JobColumns, LuaFragment,
+                                 NoParams, NoSlurmForm, PluginBase, QueueState, SortKey,
+                                 asked_names, format_duration, param, parse_duration,
+                                 plan_jobs)
 
 (``plan_jobs`` and ``Annealing``: the engine's planner, for a choice that orders a live
 queue's very jobs.)
@@ -17,11 +18,12 @@ from advisor.engine.plan import Annealing
 from advisor.engine.plan import plan as plan_jobs
 from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, PluginBase,
                                       PolicyPlugin, QueueState, param)
-from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Enactment,
-                                       JobColumns, JobRule, LuaFragment)
+from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA,
+                                       Enactment, JobColumns, JobRule, LuaFragment,
+                                       asked_names)
 from advisor.units import format_duration, parse_duration
 
-__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "Annealing", "Context",
-           "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment", "NoParams",
-           "NoSlurmForm", "PluginBase", "PolicyPlugin", "QueueState", "SortKey",
-           "format_duration", "param", "parse_duration", "plan_jobs"]
+__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA", "Annealing",
+           "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment",
+           "NoParams", "NoSlurmForm", "PluginBase", "PolicyPlugin", "QueueState", "SortKey",
+           "asked_names", "format_duration", "param", "parse_duration", "plan_jobs"]

@@ -78,6 +78,9 @@ class Context:
     policy: Policy | None = None                   # enact: the policy the choice is part of
     limits: tuple[int, ...] = ()                   # time limits (s) of the history's last week
     queue: QueueState | None = None                # enact: the live queue, when known
+    #: (user, class) of the history's users by CPU efficiency (CS, F, DC; see
+    #: ``advisor.studies.share_classes``), when the history gives it
+    user_classes: tuple[tuple[str, str], ...] = ()
 
     @property
     def queue_is_long(self) -> bool:

@@ -61,6 +61,32 @@ end
 """ % YEAR_MINUTES
 
 
+#: Lua helpers for a route: the CPUs a job asks for, and whether it asks for no partition
+#: or only for some of ``own`` (a set: name -> true), the jobs a route may move
+ROUTE_LUA = """local function job_cpus(job_desc)
+   local cpus = job_desc.min_cpus
+   if cpus == nil or cpus == slurm.NO_VAL then cpus = 1 end
+   local tasks = job_desc.num_tasks
+   if tasks ~= nil and tasks ~= slurm.NO_VAL and tasks > cpus then cpus = tasks end
+   return cpus
+end
+local function asks_only(job_desc, own)
+   local wanted = job_desc.partition
+   if wanted == nil then return true end
+   for name in string.gmatch(wanted, "[^,]+") do
+      if not own[name] then return false end
+   end
+   return true
+end
+"""
+
+
+def asked_names(jobs: JobColumns) -> list[list[str]]:
+    """The partitions each job asks for (empty: none named, or unknown)."""
+    asked = jobs.partition if jobs.partition is not None else [""] * len(jobs.limit)
+    return [[n for n in str(w or "").split(",") if n] for w in asked]
+
+
 @dataclass(frozen=True)
 class LuaFragment:
     """A part of job_submit.lua: helper functions, and statements (indented by three
@@ -75,14 +101,16 @@ class LuaFragment:
 @dataclass(frozen=True)
 class JobColumns:
     """The jobs a rule applies to: submit time (the snapshot's clock), time limit (seconds,
-    the partition's default applied), CPUs and, when known, the partitions asked for and
-    the job ids, one entry per job."""
+    the partition's default applied), CPUs and, when known, the partitions asked for, the
+    job ids, users and QOS, one entry per job."""
 
     submit: np.ndarray
     limit: np.ndarray
     cpus: np.ndarray
     partition: np.ndarray | None = None   # the partitions each asks for ("a,b"); None: unknown
     job_id: np.ndarray | None = None
+    user: np.ndarray | None = None
+    qos: np.ndarray | None = None
 
 
 class JobRule(Protocol):

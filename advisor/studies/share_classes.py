@@ -59,10 +59,13 @@ def cpu_efficiency(jobs: pd.DataFrame) -> pd.Series:
 
 def user_classes(jobs: pd.DataFrame, rule: ClassRule) -> pd.Series:
     """Each user's class: that of the median CPU efficiency of their jobs in ``jobs``."""
-    efficiency = cpu_efficiency(jobs)
+    return median_classes(jobs["user"], cpu_efficiency(jobs), rule)
+
+
+def median_classes(user: pd.Series, efficiency: pd.Series, rule: ClassRule) -> pd.Series:
+    """Each user's class by the median of their jobs' ``efficiency`` (NaN: unknown)."""
     known = efficiency.notna()
-    per_user = efficiency[known].groupby(jobs["user"][known]).median()
-    return rule.classify(per_user)
+    return rule.classify(efficiency[known].groupby(user[known]).median())
 
 
 @dataclass(frozen=True)

@@ -9,22 +9,24 @@ as it is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
-from advisor.model import SECONDS_PER_WEEK, Cluster, SchedulingConfig, Snapshot
+from advisor.model import EFFICIENCY, SECONDS_PER_WEEK, Cluster, SchedulingConfig, Snapshot
 from advisor.plugins.contract import Context, QueueState
 from advisor.plugins.enactment import Enactment
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import Policy
+from advisor.studies.share_classes import ClassRule, median_classes
+from advisor.whatif.timeshared import gang_partition
 
 CURRENT = "current"
-#: time sharing the slurm mode does not simulate: a candidate that sets it is refused
-_SHARING = ("FORCE", "YES")
+#: the weeks of history a user's class is taken from
+CLASS_WEEKS = 4
 
 
 @dataclass(frozen=True)
@@ -77,21 +79,22 @@ def current_candidate(config: SchedulingConfig, site=None, route=None) -> Candid
 
 
 def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
-                    limits: tuple[int, ...] = (), queue: QueueState | None = None
-                    ) -> Candidate:
+                    limits: tuple[int, ...] = (), queue: QueueState | None = None,
+                    classes: tuple[tuple[str, str], ...] = ()) -> Candidate:
     """The Slurm form of ``policy`` over ``base`` (the configuration in effect: settings a
     candidate does not name stay as they are); ``limits``: the history's last week's time
     limits (``history_limits``); ``queue``: the snapshot's queue (``queue_state``), for a
-    choice that orders its jobs. BadInput if Slurm cannot express it or the slurm mode
-    cannot simulate it."""
-    enactment = policy.enact(Context(cluster, base, limits=limits, queue=queue))
+    choice that orders its jobs; ``classes``: its users' classes (``history_classes``).
+    BadInput if Slurm cannot express it or the slurm mode cannot simulate it."""
+    enactment = policy.enact(Context(cluster, base, limits=limits, queue=queue,
+                                     user_classes=classes))
     config = enactment.apply(base)
-    gang = "GANG" in config.preempt_mode.upper() and "GANG" not in base.preempt_mode.upper()
-    shared = any(p.oversubscribe.upper().startswith(_SHARING)
-                 for p in enactment.partitions or ())
-    if gang or shared:
-        raise BadInput(f"{policy.label}: it shares CPUs between jobs (PreemptMode=GANG or "
-                       "OverSubscribe), which the slurm mode does not simulate")
+    layout = replace(cluster, partitions=enactment.partitions) \
+        if enactment.partitions is not None else cluster
+    try:
+        gang_partition(layout, config)
+    except BadInput as e:
+        raise BadInput(f"{policy.label}: {e}") from None
     return Candidate(policy.spec, policy.label, config, enactment)
 
 
@@ -104,6 +107,20 @@ def history_limits(history: pd.DataFrame) -> tuple[int, ...]:
     limit = history["limit"].to_numpy(np.int64)
     recent = (submit > submit.max() - SECONDS_PER_WEEK) & (limit > 0)
     return tuple(int(v) for v in limit[recent])
+
+
+def history_classes(history: pd.DataFrame, rule: ClassRule = ClassRule()
+                    ) -> tuple[tuple[str, str], ...]:
+    """(user, class) by the median CPU efficiency of each user's jobs in the history's last
+    ``CLASS_WEEKS`` weeks (``advisor.studies.share_classes``); () when the history gives no
+    efficiency."""
+    if history is None or not len(history) or EFFICIENCY not in history:
+        return ()
+    submit = history["submit"].to_numpy(np.int64)
+    recent = history[submit > submit.max() - CLASS_WEEKS * SECONDS_PER_WEEK]
+    classes = median_classes(recent["user"].astype(str), recent[EFFICIENCY].astype(float),
+                             rule)
+    return tuple((str(u), str(c)) for u, c in classes.items() if c)
 
 
 def queue_state(snap: Snapshot) -> QueueState:
@@ -125,19 +142,24 @@ def queue_state(snap: Snapshot) -> QueueState:
 
 
 def candidates_for(snapshot: Snapshot, policies: list[Policy] | None = None,
-                   site=None, limits: tuple[int, ...] = (), route=None) -> list[Candidate]:
+                   site=None, limits: tuple[int, ...] = (), route=None,
+                   classes: tuple[tuple[str, str], ...] = ()) -> list[Candidate]:
     """The configuration in effect (with its site-factor rule ``site`` and its ``route``,
-    when known), then
-    each policy's Slurm form (default: the whole default grid). Candidates identical to an
-    earlier one are left out."""
+    when known), then each policy's Slurm form (default: the whole default grid; ``limits``
+    and ``classes`` as for ``slurm_candidate``). Candidates identical to an earlier one are
+    left out."""
     queue = queue_state(snapshot)
     if policies is None:
         context = Context(snapshot.machine, snapshot.config, len(snapshot.pending), None,
-                          limits=limits, queue=queue)
+                          limits=limits, queue=queue, user_classes=classes)
         policies = default_grid(context)
+    try:
+        gang_partition(snapshot.machine, snapshot.config)
+    except BadInput as e:
+        raise BadInput(f"the configuration in effect: {e}") from None
     out = [current_candidate(snapshot.config, site, route)]
     for policy in policies:
-        c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits, queue)
+        c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits, queue, classes)
         if all(c.enacts != o.enacts for o in out):
             out.append(c)
     return out

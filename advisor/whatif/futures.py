@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine.slurm import job_limit
-from advisor.model import HISTORY_COLUMNS, SECONDS_PER_WEEK, Job, Snapshot, Workload
+from advisor.model import (EFFICIENCY, HISTORY_COLUMNS, SECONDS_PER_WEEK, Job, Snapshot,
+                           Workload)
 
 #: users with fewer finished jobs than this borrow everyone's ratios
 MIN_JOBS = 5
@@ -39,10 +40,13 @@ def history_from_workload(workload: Workload, until: int, exclude: set[int] = fr
     done = (jobs["submit"] <= until) & ~jobs["job_id"].isin(list(exclude))
     done &= (jobs["runtime"] >= 0) & ((jobs["wait"] < 0) | (end <= until))
     past = jobs[done]
+    known = (past["avg_cpu"] >= 0) & (past["runtime"] > 0)
+    efficiency = (past["avg_cpu"] / past["runtime"].where(known)).clip(0.0, 1.0)
     return pd.DataFrame({
         "user": past["user"].astype(str), "submit": past["submit"],
         "runtime": past["runtime"], "limit": past["req_time"], "cpus": past["procs"],
-        "nodes": past["procs"], "partition": partition}).reset_index(drop=True)
+        "nodes": past["procs"], "partition": partition,
+        EFFICIENCY: efficiency}).reset_index(drop=True)
 
 
 class RuntimeModel:

@@ -32,8 +32,8 @@ from advisor.model import Snapshot
 from advisor.plugins.contract import LONG_QUEUE, Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
-from advisor.whatif.candidates import (Candidate, candidates_for, history_limits,
-                                       slurm_candidate)
+from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
+                                       history_limits, slurm_candidate)
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
@@ -129,13 +129,13 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     ``previous``: the spec recommended last time (hysteresis); ``site`` and ``route``: the
     site-factor rule and the route in effect, when known."""
     settings.check()
-    limits = history_limits(history)
+    limits, classes = history_limits(history), history_classes(history)
     context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
-                      settings.conservative_up_to, limits=limits)
+                      settings.conservative_up_to, limits=limits, user_classes=classes)
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
-    candidates = candidates_for(snapshot, policies, site, limits, route)
-    ref = reference_index(candidates, settings.reference, snapshot, limits)
+    candidates = candidates_for(snapshot, policies, site, limits, route, classes)
+    ref = reference_index(candidates, settings.reference, snapshot, limits, classes)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
     if settings.trigger is not None and qb <= settings.trigger:
@@ -150,12 +150,13 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
 
 
 def reference_index(candidates: list[Candidate], policy: Policy | None,
-                    snapshot: Snapshot, limits: tuple[int, ...] = ()) -> int:
+                    snapshot: Snapshot, limits: tuple[int, ...] = (),
+                    classes: tuple[tuple[str, str], ...] = ()) -> int:
     """Where the risk limits' reference is among ``candidates`` (appended when the grid
     lacks it); 0, the configuration in effect, when none is given."""
     if policy is None:
         return 0
-    ref = slurm_candidate(policy, snapshot.config, snapshot.machine, limits)
+    ref = slurm_candidate(policy, snapshot.config, snapshot.machine, limits, classes=classes)
     for i, c in enumerate(candidates):
         if c.enacts == ref.enacts:
             return i
@@ -228,7 +229,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
         for m, name in enumerate(METRICS):
             # JSON has no infinity: a job that never starts (tail_push) is null
             row[name] = _finite(results[i, :, m].mean())
-            row[name + "_sd"] = _finite(results[i, :, m].std())
+            with np.errstate(invalid="ignore"):      # inf - inf: the sd is unknown
+                row[name + "_sd"] = _finite(results[i, :, m].std())
         table.append(row)
     if not safe[0] and safe[1:].any():
         # the configuration in effect breaks a limit set by the reference: the best

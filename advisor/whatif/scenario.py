@@ -34,6 +34,7 @@ from advisor.model import Job, Snapshot
 from advisor.plugins.enactment import JobColumns
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import FutureSample
+from advisor.whatif.timeshared import gang_partition, shared_ends, split
 
 #: what each simulation reports, in this order (waits in seconds; p95 and max from the
 #: snapshot, see above)
@@ -64,7 +65,7 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
     for c, cand in enumerate(task.candidates):
         inp = candidate_input(base, cand, snap, nice, sample.runtimes, sample.arrivals)
-        start = start_times(inp)
+        start = candidate_starts(inp, cand, snap, sample.runtimes, sample.arrivals)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
         waits[c] = np.where(start >= 0, start - inp.jobs[SUBMIT], np.nan)[pending]
     return out, waits
@@ -97,18 +98,53 @@ def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
     its job_submit.lua gives every job, less ``nice`` (``nice_of``). A candidate with a
     partition layout or a route is built anew on its machine, its jobs routed."""
     e = cand.enactment
-    machine = snap.machine
     if e.partitions is not None or e.route is not None:
         arrivals = route_jobs(arrivals, snap, cand)
         snap = routed(snap, cand)
-        machine = snap.machine
         base = slurm_input(snap, runtimes, arrivals, config=cand.config)
     elif cand.is_current and cand.site is None:
         return base
-    site = np.zeros(len(base))
+    return _priced(base, cand, snap, nice)
+
+
+def _priced(inp, cand: Candidate, snap: Snapshot, nice: np.ndarray):
+    """``inp`` under the candidate's priorities: its configuration, its site factor less
+    ``nice``."""
+    if cand.is_current and cand.site is None:
+        return inp
+    site = np.zeros(len(inp))
     if cand.site is not None:
-        site = cand.site.values(columns(base), snap.time).astype(np.float64)
-    return under_config(base, cand.config, machine, site - nice)
+        site = cand.site.values(columns(inp), snap.time).astype(np.float64)
+    return under_config(inp, cand.config, snap.machine, site - nice)
+
+
+def candidate_starts(inp, cand: Candidate, snap: Snapshot, runtimes: Mapping[int, int],
+                     arrivals: Sequence[Job] = ()) -> np.ndarray:
+    """Each job's start under the candidate (``candidate_input``'s ``inp``), in its order.
+    In a time-sliced partition (``advisor.whatif.timeshared``), a job's start is its end
+    less its runtime alone, so that its wait is the delay it sees."""
+    layout = replace(snap.machine, partitions=cand.enactment.partitions) \
+        if cand.enactment.partitions is not None else snap.machine
+    gang = gang_partition(layout, cand.config)
+    if gang is None:
+        return start_times(inp)
+    arrivals = route_jobs(arrivals, snap, cand)
+    on_layout = routed(snap, cand)
+    part = split(on_layout, arrivals, gang)
+    dedicated = slurm_input(part.dedicated, runtimes, part.arrivals, config=cand.config)
+    dedicated = _priced(dedicated, cand, part.dedicated, nice_of(dedicated, snap))
+    starts = dict(zip(dedicated.job_ids.tolist(), start_times(dedicated).tolist()))
+    ends = shared_ends(part, gang, on_layout, runtimes)
+    out = inp.jobs[FIXED].copy()
+    for k, job_id in enumerate(inp.job_ids.tolist()):
+        if out[k] >= 0:
+            continue
+        if job_id in ends:
+            end, work = ends[job_id]
+            out[k] = -1 if end < 0 else int(np.ceil(end - work - 1e-6))
+        else:
+            out[k] = starts.get(job_id, -1)
+    return out
 
 
 def columns(inp) -> JobColumns:
@@ -123,7 +159,9 @@ def job_columns(jobs: Sequence[Job], snap: Snapshot) -> JobColumns:
                       np.array([job_limit(j, snap.machine) for j in jobs], np.int64),
                       np.array([j.cpus for j in jobs], np.int64),
                       np.array([",".join(j.asked) for j in jobs], object),
-                      np.array([j.job_id for j in jobs], np.int64))
+                      np.array([j.job_id for j in jobs], np.int64),
+                      np.array([j.user for j in jobs], object),
+                      np.array([j.qos for j in jobs], object))
 
 
 def routed(snap: Snapshot, cand: Candidate) -> Snapshot:

@@ -93,7 +93,8 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     done = advisor("policies", "--json")
     doc = json.loads(done.stdout)
     families = {f["family"]: f for f in doc["families"]}
-    assert list(families) == ["ordering", "backfill", "threshold", "queues", "plan"]
+    assert list(families) == ["ordering", "backfill", "threshold", "queues", "timeshare",
+                              "plan"]
     assert families["ordering"]["default"] == "fcfs" and families["threshold"]["default"] is None
     plugins = {m["plugin"]: m for f in doc["families"] for m in f["members"]}
     queue, depth = plugins["threshold/queue"], plugins["backfill/depth"]

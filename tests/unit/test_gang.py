@@ -43,3 +43,16 @@ def test_no_job_is_slower_than_mpl_times_its_runtime(rows, mpl, switch_share):
     assert np.all(end >= start + runtime - 1e-6)
     slowest = mpl / (1.0 - switch_share) if mpl > 1 else 1.0
     assert np.all(end <= start + runtime * slowest + 1e-6)
+
+
+def test_a_job_alone_holds_its_nodes_at_full_speed_until_it_ends():
+    # job 0 (alone, 2 of 4 nodes, 100 s) leaves room for one 2-node job at a time ... twice
+    start, end = run_gang([0, 0, 0], [100, 50, 50], [100, 50, 50], [2, 2, 2], nodes=4,
+                          mpl=2, alone=[True, False, False])
+    assert np.allclose(end[0], 100)                     # never slowed by the others
+    assert list(start) == [0, 0, 0]                     # the two share the free nodes
+    assert np.allclose(end[1:], 100)
+    # a job wider than the free nodes waits for the one alone to end
+    start, end = run_gang([0, 0], [100, 50], [100, 50], [2, 3], nodes=4, mpl=2,
+                          alone=[True, False])
+    assert start[1] == 100 and np.allclose(end[1], 150)
