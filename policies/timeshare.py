@@ -10,7 +10,8 @@ Elapsed x AllocCPUS; the context's ``user_classes``) is DC-like (below 0.5), or 
 F-like (below 0.9), and any job of the QOS ``qos``, for a site that knows its codes.
 
 In Slurm (``enact``): the default partition keeps its name and the first ``1 - share`` of
-its CPUs (in node order), and ``<name>_ts`` takes the rest, with OverSubscribe=FORCE:mpl;
+its CPUs (in node order), and ``<name>_ts`` takes the rest, with OverSubscribe=FORCE:mpl
+(other partitions holding those nodes lose them: the slurm mode needs them its own);
 the cluster's PreemptMode gains GANG and SchedulerTimeSlice is set (both need a restart of
 slurmctld, which ``--apply`` refuses, as for any restart). job_submit.lua sends the routed
 users' jobs that fit to ``<name>_ts`` and the others to the default partition (a job too
@@ -170,41 +171,51 @@ class GangTimeShare(PluginBase):
 
     def enact(self, params: Params, context: Context) -> Enactment:
         base, earlier, nodes = _layout(context)
-        others = {n for p in context.cluster.partitions if p.name not in
-                  (base.name, base.name + SUFFIX) for n in p.nodes}
+        own = (base.name, base.name + SUFFIX)
         if params.share == 0:
             if earlier is None:
                 return Enactment()
             whole = replace(base, nodes=tuple(n.name for n in nodes))
             kept = tuple(whole if p is base else p for p in context.cluster.partitions
                          if p is not earlier)
-            names = (base.name, earlier.name)
             return Enactment(partitions=kept, route=ShareRoute((), "", (base.name, 0),
-                                                               (base.name, 10 ** 9), names))
+                                                               (base.name, 10 ** 9), own))
         if len(nodes) < 2:
             raise NoSlurmForm(f"a time-sliced partition beside {base.name} needs two nodes; "
                               f"it has {len(nodes)}")
         count = _sliced(nodes, params.share)
         mine, rest = nodes[-count:], nodes[:-count]
-        if others & {n.name for n in mine}:
-            raise NoSlurmForm(f"other partitions hold nodes of {base.name}: a time-sliced "
-                              "partition needs nodes of its own")
+        taken = {n.name for n in mine}
+        lose = [p for p in context.cluster.partitions if p.name not in own and
+                taken & set(p.nodes)]
+        if any(set(p.nodes) <= taken for p in lose):
+            emptied = next(p.name for p in lose if set(p.nodes) <= taken)
+            raise NoSlurmForm(f"partition {emptied} has only nodes the time-sliced partition "
+                              "would take: give it a smaller share")
         users = tuple(sorted(u for u, c in context.user_classes if c in ROUTES[params.route]))
         shared = replace(base, name=base.name + SUFFIX, nodes=tuple(n.name for n in mine),
                          oversubscribe=f"FORCE:{params.mpl}", default=False, state="UP",
                          preempt_mode=None)
         dedicated = replace(base, nodes=tuple(n.name for n in rest))
-        kept = tuple(dedicated if p is base else p for p in context.cluster.partitions
-                     if p is not earlier)
+        kept = tuple(dedicated if p is base else
+                     replace(p, nodes=tuple(n for n in p.nodes if n not in taken))
+                     if p in lose else p
+                     for p in context.cluster.partitions if p is not earlier)
         route = ShareRoute(users, params.qos, (shared.name, sum(n.cpus for n in mine)),
                            (base.name, sum(n.cpus for n in rest)),
                            (base.name, shared.name))
         mode = context.config.preempt_mode.upper()
         if "GANG" not in mode:
             mode = "GANG" if mode in ("", "OFF") else f"{mode},GANG"
+        caveats = CAVEATS
+        if lose:
+            caveats += (f"partition(s) {', '.join(p.name for p in lose)} lose the nodes "
+                        f"given to {shared.name} (a time-sliced partition needs nodes of "
+                        "its own); undoing the layout gives them back to "
+                        f"{base.name} only",)
         return Enactment(sets={"preempt_mode": mode, "scheduler_time_slice": params.slice},
                          partitions=kept + (shared,), route=route, fidelity="approximate",
-                         caveats=CAVEATS)
+                         caveats=caveats)
 
 
 CAVEATS = (

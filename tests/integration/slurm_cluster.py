@@ -280,9 +280,8 @@ class SlurmCluster:
         for name, p in self.procs:
             if p.poll() is not None:
                 raise ClusterError(f"{name} exited with {p.returncode}; see {self.root}/log")
-        r = quiet(["sinfo", "-h", "-N", "-p", "batch", "-t", "idle", "-o", "%N"],
-                  env=self.env)
-        return r.returncode == 0 and len(r.stdout.split()) == NODES
+        r = quiet(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"], env=self.env)
+        return r.returncode == 0 and len(set(r.stdout.split())) == NODES
 
     # ---------------------------------------------------------------- use
     def run(self, *cmd: str, timeout: float = 30) -> str:
@@ -339,12 +338,20 @@ class SlurmCluster:
         wait_for("all nodes idle", self._all_idle, log=self.root / "log" / "slurmctld.log")
 
     @contextlib.contextmanager
-    def restarted(self, lines: tuple[str, ...] = (), **settings: str):
-        """slurm.conf with ``settings`` and extra ``lines`` (a partition) under a restarted
-        slurmctld for the duration of a with-block, then the original, restarted again."""
+    def restarted(self, lines: tuple[str, ...] = (), drop: tuple[str, ...] = (),
+                  **settings: str):
+        """slurm.conf with ``settings``, extra ``lines`` (a partition) and without the
+        partitions named in ``drop`` (the lines redefine them) under a restarted slurmctld
+        for the duration of a with-block, then the original, restarted again."""
         conf = self.root / "etc" / "slurm.conf"
         original = conf.read_text()
-        kept = [line for line in original.splitlines() if line.split("=", 1)[0] not in settings]
+
+        def kept_line(line: str) -> bool:
+            key, _, value = line.partition("=")
+            return key not in settings and not (key == "PartitionName" and
+                                                value.split()[0] in drop)
+
+        kept = [line for line in original.splitlines() if kept_line(line)]
         conf.write_text("\n".join([*kept, *(f"{k}={v}" for k, v in settings.items()),
                                     *lines]) + "\n")
         try:

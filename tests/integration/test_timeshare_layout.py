@@ -1,0 +1,87 @@
+"""timeshare/gang on the real slurmctld: the whole change the advisor emits for a
+time-sliced partition (slurm.conf keys, PartitionName lines, job_submit.lua) is refused by
+--apply (it needs a restart), accepted by a restarted slurmctld, and runs as simulated:
+the routed user's jobs land in ``batch_ts`` and take turns on its CPUs, a job too wide for
+it goes to ``batch``, a job asking for another partition keeps it, and the snapshot of the
+new layout is one the slurm mode simulates.
+
+The test cluster's ``batch`` holds n[1-4] (16 CPUs each); share 0.25 gives n4 to
+``batch_ts``, which ``high`` (all nodes) and ``short`` (n[3-4]) then lose."""
+from __future__ import annotations
+
+import getpass
+import time
+
+import pytest
+
+from adapters import slurm_cli
+from adapters.slurm_apply import apply_change
+from adapters.slurm_cli import SlurmCommands
+from advisor.errors import BadInput
+from advisor.plugins.spec import parse_policy
+from advisor.whatif.candidates import candidates_for, slurm_candidate
+from advisor.whatif.slurmconf import change_for
+from advisor.whatif.timeshared import gang_partition
+from tests.integration.slurm_cluster import NODE_CPUS
+from tests.integration.test_slurm_snapshot import submit
+
+pytestmark = pytest.mark.slurm
+
+SPEC = "easy:FCFS:FCFS+timeshare/gang:share=0.25:mpl=2:slice=5s"
+SLICE = 5
+
+
+def _where(slurm, ids) -> dict[int, tuple[str, str]]:
+    out = slurm.run("squeue", "-h", "-o", "%i %P %T", "-j", ",".join(map(str, ids)))
+    return {int(i): (p, t) for i, p, t in (line.split() for line in out.splitlines())}
+
+
+def test_the_time_sliced_partition_on_the_real_slurmctld(clean_queue):
+    slurm = clean_queue
+    etc = slurm.root / "etc"
+    commands = SlurmCommands()
+    snap = slurm_cli.snapshot(commands)
+    cand = slurm_candidate(parse_policy(SPEC), snap.config, snap.machine,
+                           classes=((getpass.getuser(), "DC"),))
+    change = change_for(cand, snap)
+    print(f"\n{change.fragment}\n" + "\n".join(change.caveats))
+    assert change.restart and cand.fidelity == "approximate"
+    with pytest.raises(BadInput, match="PreemptMode"):
+        apply_change(change, snap, commands)
+    assert {k for k in change.diff} >= {"PreemptMode", "SchedulerTimeSlice",
+                                        "JobSubmitPlugins"}
+
+    # installed as the caveats say: the fragment's lines replace slurm.conf's own, restart
+    settings = {k: new for k, (_, new) in change.diff.items()}
+    lua = etc / "job_submit.lua"
+    lua.write_text(change.script)
+    try:
+        with slurm.restarted(lines=change.partitions, drop=change.layout_names, **settings):
+            parts = slurm.run("scontrol", "show", "partition", "-o")
+            ts = next(line for line in parts.splitlines() if "PartitionName=batch_ts" in line)
+            assert "OverSubscribe=FORCE:2" in ts and "Nodes=n4" in ts
+            live = slurm_cli.snapshot(commands)
+            gang = gang_partition(live.machine, live.config)
+            assert gang is not None and (gang.name, gang.mpl, gang.slice_s) == \
+                ("batch_ts", 2, SLICE)
+            assert gang.cpus == NODE_CPUS and candidates_for(live, [])   # it simulates
+            shared = [submit(slurm, ["-n", str(NODE_CPUS)], 120) for _ in range(2)]
+            wide = submit(slurm, ["-n", str(2 * NODE_CPUS)], 60)
+            other = submit(slurm, ["-n", "1", "-p", "high"], 60)
+            time.sleep(2)
+            where = _where(slurm, [*shared, wide, other])
+            assert [where[i][0] for i in shared] == ["batch_ts", "batch_ts"], where
+            assert where[wide][0] == "batch" and where[other][0] == "high", where
+            turns = {i: [] for i in shared}
+            deadline = time.monotonic() + 5 * SLICE
+            while time.monotonic() < deadline:
+                states = _where(slurm, shared)
+                for i in shared:
+                    if not turns[i] or turns[i][-1] != states[i][1]:
+                        turns[i].append(states[i][1])
+                time.sleep(1)
+            print(f"batch_ts, {5 * SLICE} s: {turns}")
+            for i in shared:
+                assert {"RUNNING", "SUSPENDED"} <= set(turns[i]), turns
+    finally:
+        lua.unlink(missing_ok=True)
