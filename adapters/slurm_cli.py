@@ -139,12 +139,12 @@ def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.D
     rows = [{"user": r["user"], "submit": r["submit"], "runtime": r["end"] - r["start"],
              "limit": -1 if r["limit"] is None else r["limit"],
              "cpus": r["alloc_cpus"] or r["req_cpus"], "nodes": max(r["nodes"], 1),
-             "partition": r["partition"].split(",")[0], EFFICIENCY: _efficiency(r)}
+             "partition": r["partition"].split(",")[0], EFFICIENCY: job_efficiency(r)}
             for r in slurm_json.sacct_records(doc) if r["start"] and r["end"] and r["submit"]]
     return pd.DataFrame(rows, columns=[*HISTORY_COLUMNS, EFFICIENCY])
 
 
-def _efficiency(record: dict) -> float:
+def job_efficiency(record: dict) -> float:
     """TotalCPU / (Elapsed x AllocCPUS) in [0, 1]; NaN when unknown."""
     avg, elapsed = _avg_cpu(record), record["end"] - record["start"]
     return float("nan") if avg < 0 or elapsed <= 0 else min(max(avg / elapsed, 0.0), 1.0)

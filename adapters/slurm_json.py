@@ -224,8 +224,9 @@ def partitions_from_json(doc: dict, command: str) -> tuple[Partition, ...]:
         state = flags((raw.get("partition") or {}).get("state")) or ["UP"]
         over = (maxima.get("oversubscribe") or {})
         over_flags = flags(over.get("flags"))
-        oversubscribe = "NO" if not over_flags and (number(over.get("jobs")) or 1) <= 1 \
-            else "+".join(over_flags) or f"YES:{number(over.get('jobs'))}"
+        jobs = int(number(over.get("jobs")) or 1)
+        oversubscribe = "NO" if not over_flags and jobs <= 1 else \
+            ("+".join(over_flags) or "YES") + (f":{jobs}" if jobs > 1 else "")
         part_flags = flags(raw.get("flags")) + flags((raw.get("partition") or {}).get("flags"))
         out[name] = Partition(
             name=name, nodes=expand_hostlist((raw.get("nodes") or {}).get("configured", "")),

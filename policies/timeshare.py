@@ -11,7 +11,7 @@ F-like (below 0.9), and any job of the QOS ``qos``, for a site that knows its co
 
 In Slurm (``enact``): the default partition keeps its name and the first ``1 - share`` of
 its CPUs (in node order), and ``<name>_ts`` takes the rest, with OverSubscribe=FORCE:mpl
-(other partitions holding those nodes lose them: the slurm mode needs them its own);
+(other partitions lose those nodes: the model needs them to be the partition's alone);
 the cluster's PreemptMode gains GANG and SchedulerTimeSlice is set (both need a restart of
 slurmctld, which ``--apply`` refuses, as for any restart). job_submit.lua sends the routed
 users' jobs that fit to ``<name>_ts`` and the others to the default partition (a job too
@@ -226,7 +226,7 @@ CAVEATS = (
     "of its speed, less the switch, and its idle CPUs are not lent to the others (FCS's "
     "gain has no Slurm form)",
     "PreemptMode and SchedulerTimeSlice take effect only when slurmctld restarts: "
-    "--apply refuses them; restart it, then apply",
+    "--apply refuses the change; install the --write files and restart slurmctld",
     "job_submit.lua routes by user at submission; pending jobs are moved by scontrol "
     "update; a user's class is refreshed only when the advisor runs again",
     "jobs running on the nodes given to the time-sliced partition keep them until they end",

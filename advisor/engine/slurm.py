@@ -8,7 +8,8 @@ a whole trace on the trace's machine (one 1-CPU node per processor, one partitio
 
 What is not modelled (documented in the README): held jobs and jobs waiting on a dependency
 are left out (they cannot start by themselves); QOS/association limits, licences, GRES,
-memory, preemption, gang scheduling, advanced reservations, node features and weights;
+memory, preemption, gang scheduling (one time-sliced partition is played beside this engine
+by ``advisor.whatif.timeshared``), advanced reservations, node features and weights;
 default_queue_depth (the main scheduler tests the whole queue on every event).
 """
 from __future__ import annotations

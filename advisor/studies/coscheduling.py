@@ -138,10 +138,11 @@ class DynamicWorkload:
 
 
 def dynamic_workload(jobs: int = 400, cpus: int = DYNAMIC_CPUS, seed: int = 0,
-                     latency: float = FITTED.latency) -> DynamicWorkload:
+                     latency: float = FITTED.latency, longest: float = 600.0
+                     ) -> DynamicWorkload:
     """A Lublin-Feitelson-like mix, scaled to minutes: sizes log-uniform in powers of two up
-    to the machine (a quarter of them serial), run times alone log-uniform in 1 s .. 10 min
-    (longer for wider jobs), Poisson arrivals; per job a granularity log-uniform in
+    to the machine (a quarter of them serial), run times alone log-uniform in 1 s ..
+    ``longest`` (longer for wider jobs), Poisson arrivals; per job a granularity log-uniform in
     1 .. 100 ms, half of them load-imbalanced (every other process computes up to twice as
     much) and a fifth not communicating. The paper's set drew granularity and pattern at
     random too; its exact distributions are not given."""
@@ -149,7 +150,7 @@ def dynamic_workload(jobs: int = 400, cpus: int = DYNAMIC_CPUS, seed: int = 0,
     top = int(np.log2(cpus))
     size = np.where(rng.random(jobs) < 0.25, 1, 2 ** rng.integers(1, top + 1, jobs))
     grain = np.exp(rng.uniform(np.log(1.0), np.log(100.0), jobs))
-    seconds = np.exp(rng.uniform(np.log(1.0), np.log(600.0), jobs)) * (1 + np.log2(size) / 5)
+    seconds = np.exp(rng.uniform(0.0, np.log(longest), jobs)) * (1 + np.log2(size) / 5)
     imbalance = np.where(rng.random(jobs) < 0.5, rng.uniform(0.0, 1.0, jobs), 0.0)
     sync = rng.random(jobs) >= 0.2
     work = np.zeros((jobs, cpus))

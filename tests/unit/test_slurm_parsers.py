@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from adapters import slurm_json, slurm_text
-from adapters.slurm_cli import assemble, workload_from_sacct
+from adapters.slurm_cli import assemble, job_efficiency, workload_from_sacct
 from advisor.studies.share_classes import cpu_efficiency
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Snapshot
@@ -183,6 +183,8 @@ def test_sacct_total_cpu_makes_field_6_and_the_efficiency():
     assert row["avg_cpu"] == pytest.approx(30.5 / record["alloc_cpus"], abs=1e-3)
     assert cpu_efficiency(workload.jobs).iloc[0] == pytest.approx(
         min(1.0, 30.5 / record["alloc_cpus"] / row["runtime"]), abs=1e-3)
+    assert job_efficiency(record) == pytest.approx(cpu_efficiency(workload.jobs).iloc[0],
+                                                abs=1e-3)      # the history's column
     del raw["time"]["total"]
     record = next(r for r in slurm_json.sacct_records(doc) if r["job_id"] == raw["job_id"])
     assert record["total_cpu"] is None
@@ -299,12 +301,30 @@ def partition_object(p) -> dict:
     return {"name": p.name, "nodes": {"allowed_allocation": "", "configured":
                                       ",".join(p.nodes), "total": len(p.nodes)},
             "maximums": {"time": minutes(p.max_time),
-                         "oversubscribe": {"jobs": 1, "flags": []}},
+                         "oversubscribe": oversubscribe_object(p.oversubscribe)},
             "defaults": {"time": quantity(None) if p.default_time is None else
                          minutes(p.default_time)},
             "priority": {"job_factor": p.priority_job_factor, "tier": p.priority_tier},
             "partition": {"state": [p.state]},
             "flags": ["DEFAULT"] if p.default else []}
+
+
+def oversubscribe_object(text: str) -> dict:
+    """OverSubscribe as data_parser prints it: NO is one job and no flag, FORCE:2 two jobs
+    and the flag FORCE."""
+    head, _, jobs = text.partition(":")
+    return {"jobs": int(jobs or 1), "flags": [] if head == "NO" else [head]}
+
+
+@pytest.mark.parametrize("version,release", NEWER)
+def test_a_time_sliced_partition_reads_the_same_from_text_and_json(version, release):
+    text = ("PartitionName=ts AllowGroups=ALL Default=NO MaxTime=UNLIMITED Nodes=n4 "
+            "OverSubscribe=FORCE:2 PriorityJobFactor=1 PriorityTier=1 State=UP TotalCPUs=16")
+    (part,) = slurm_text.parse_partitions(text, ("n4",))
+    assert part.oversubscribe == "FORCE:2"
+    doc = {"meta": meta(version, release), "errors": [], "warnings": [],
+           "partitions": [partition_object(part)]}
+    assert slurm_json.partitions_from_json(doc, "scontrol show partition") == (part,)
 
 
 @pytest.mark.parametrize("version,release", NEWER)
