@@ -178,8 +178,9 @@ class GangTimeShare(PluginBase):
             whole = replace(base, nodes=tuple(n.name for n in nodes))
             kept = tuple(whole if p is base else p for p in context.cluster.partitions
                          if p is not earlier)
-            return Enactment(partitions=kept, route=ShareRoute((), "", (base.name, 0),
-                                                               (base.name, 10 ** 9), own))
+            cpus = sum(n.cpus for n in nodes)          # every job back to the default
+            return Enactment(partitions=kept, route=ShareRoute((), "", (base.name, cpus),
+                                                               (base.name, cpus), own))
         if len(nodes) < 2:
             raise NoSlurmForm(f"a time-sliced partition beside {base.name} needs two nodes; "
                               f"it has {len(nodes)}")

@@ -310,7 +310,9 @@ def _simulate(work, size, iters, sync, arrival, estimate, n_cpus, rows, mode, co
             j = cur[c]
             if j < 0:
                 continue
-            if not incomm[j, c] and rem[j, c] <= _EPS:
+            # done computing; past ~10^7 ms a remainder above _EPS may still be below
+            # what t can add (t + rem == t): counted as done, or time would stand still
+            if not incomm[j, c] and (rem[j, c] <= _EPS or t + rem[j, c] <= t):
                 if not sync[j]:                 # no exchange: the next iteration at once
                     it[j, c] += 1
                     rem[j, c] = work[j, c - job_first[j]]

@@ -168,14 +168,30 @@ def dynamic_workload(jobs: int = 400, cpus: int = DYNAMIC_CPUS, seed: int = 0,
 def play_dynamic(workload: DynamicWorkload, load: float, scheduler: str,
                  rows: int = DYNAMIC_MPL, costs: Costs = FITTED, seed: int = 0,
                  cpus: int = DYNAMIC_CPUS) -> dict:
-    """One run at offered ``load``: mean response (s), and the accepted load (work over
-    processors x the time from the first arrival to the last end)."""
+    """One run at offered ``load``: mean response (s); the accepted load, the work done by
+    the last arrival over processors x that time (a running job's work counted as done in
+    proportion of its time from start to end; past saturation jobs pile up in the queue
+    and it stays flat: §5.1's "relatively constant accepted load"); and the work over
+    processors x the time from the first arrival to the last end (``drained``)."""
     arrival = workload.arrivals(load)
     out = simulate_jobs(workload.work, workload.size, workload.iterations, workload.sync,
                         arrival, workload.alone, cpus, 1 if scheduler == "FCFS" else rows,
                         scheduler, costs, seed=seed)
+    work = workload.size * workload.alone
+    last = arrival[-1]
+    done = np.clip((last - out.start) / np.maximum(out.end - out.start, 1e-9), 0.0, 1.0)
     span = out.end.max() - arrival[0]
     return {"scheduler": scheduler, "load": load, "offered": workload.offered(load, cpus),
-            "accepted": float((workload.size * workload.alone).sum() / (cpus * span)),
+            "accepted": float((work * done).sum() / (cpus * last)),
+            "drained": float(work.sum() / (cpus * span)),
             "mean_response": float((out.end - arrival).mean() / 1000.0),
             "events": out.events}
+
+
+def saturation(rows: list[dict]) -> dict[str, float]:
+    """Per scheduler, the highest accepted load over a sweep of offered loads: where a sweep
+    goes past saturation, the load it saturates at."""
+    out: dict[str, float] = {}
+    for r in rows:
+        out[r["scheduler"]] = max(out.get(r["scheduler"], 0.0), r["accepted"])
+    return out

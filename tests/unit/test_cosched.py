@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,3 +114,13 @@ def test_arriving_jobs_all_end_and_batch_never_oversubscribes(seed, scheduler):
         for t in np.concatenate([out.start, out.end]):
             busy = size[(out.start <= t) & (out.end > t)].sum()
             assert busy <= cpus
+
+
+def test_time_goes_on_where_a_remainder_is_below_what_the_clock_can_add():
+    """At 4 x 10^7 ms a float step is 7.5 ns: a computation remainder of a few ns (above the
+    kernel's epsilon) could not be consumed, and a dynamic workload of 210 jobs stood still
+    (a case found by search: this one stalled in its first iteration)."""
+    arrival, work = 40014586.905202106, 14.380233520308977
+    out = simulate_jobs(np.array([[work]]), [1], [3], [False], [arrival], [3 * work], 1, 1,
+                        "FCFS")
+    assert out.end[0] == pytest.approx(arrival + 3 * work, abs=1e-6)
