@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from advisor.errors import BadInput
 from advisor.model import CleaningReport, Workload
 
 
@@ -49,3 +50,25 @@ def clean(workload: Workload, options: CleaningOptions) -> Workload:
             jobs = jobs[~mask]
     report = CleaningReport(jobs_read=len(workload.jobs), removed=removed)
     return workload.with_jobs(jobs, cleaning=report)
+
+
+def trace_window(workload: Workload, since: int | None = None, until: int | None = None,
+                 load: float = 1.0) -> Workload:
+    """The jobs submitted in [since, until) (the trace's clock; None: its ends), their
+    inter-arrival times divided by ``load`` (> 1 raises the offered load: a log without a
+    queue says nothing about a scheduler). Sizes and runtimes are kept."""
+    if not load > 0:
+        raise BadInput("--load must be a positive factor (1.2: arrivals 1.2 times as dense)")
+    jobs = workload.jobs
+    keep = pd.Series(True, index=jobs.index)
+    if since is not None:
+        keep &= jobs["submit"] >= since
+    if until is not None:
+        keep &= jobs["submit"] < until
+    jobs = jobs[keep]
+    if jobs.empty:
+        raise BadInput("no job of the trace is submitted in the window; widen --since/--until")
+    if load != 1.0:
+        t0 = int(jobs["submit"].min())
+        jobs = jobs.assign(submit=t0 + ((jobs["submit"] - t0) / load).round().astype("int64"))
+    return workload.with_jobs(jobs)

@@ -25,7 +25,7 @@ from pathlib import Path
 from rich.console import Console
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
-                                _estimates, _load, _progress)
+                                _estimates, _load, _progress, _window)
 from advisor.cli_studies import (cmd_classes, cmd_coscheduling, cmd_plans, cmd_queues,
                                  cmd_timeshare, cmd_tune)
 from advisor.errors import AdvisorError, BadInput
@@ -82,6 +82,8 @@ def cmd_replay(args, out: Console) -> int:
     from advisor.views.report import replay_dict, replay_table
     if args.online:
         return _online(args, out)
+    if args.against_static or args.plot:
+        raise BadInput("--against-static and --plot belong to --online EVERY")
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
     estimates = _estimates(args.estimates)
     several = len(policies) > 1
@@ -89,7 +91,9 @@ def cmd_replay(args, out: Console) -> int:
         for path in (args.jobs_out, args.swf_out):
             if path:
                 _check_output(_per_policy_path(path, p.label, several))
-    workload = _load(args)
+    from advisor.cleaning import trace_window
+    whole = _load(args)
+    workload = trace_window(whole, *_window(args, whole), args.load)
     _compile_notice()
     results = replay(workload, policies, replace(estimates, seed=args.seed),
                      EngineConfig(batch=not args.pass_per_event))
@@ -119,13 +123,20 @@ def _online(args, out: Console) -> int:
         raise BadInput("--online EVERY must be at least 60 s")
     settings = _settings(args, reference=parse_policy(args.reference) if args.reference
                          else baseline)
-    workload = _load(args)
+    if args.plot:
+        if not args.against_static:
+            raise BadInput("--plot draws the --against-static benchmark: add --against-static")
+        _check_output(args.plot, extra=("matplotlib", "plot"))
+    workload, limits = _windowed(args)
     _compile_notice()
+    estimates = replace(_estimates(args.estimates), seed=args.seed)
+    if args.against_static:
+        return _against_static(args, out, workload, every, settings, baseline, estimates,
+                               limits)
     executor = _executor(args)
     try:
         with _progress("decision points") as on_progress:
-            result = online_replay(workload, every, settings, executor, baseline,
-                                   replace(_estimates(args.estimates), seed=args.seed),
+            result = online_replay(workload, every, settings, executor, baseline, estimates,
                                    on_progress)
     finally:
         executor.close()
@@ -134,6 +145,37 @@ def _online(args, out: Console) -> int:
         _emit_json({**workload_dict(workload), **result.as_dict()})
     else:
         out.print(online_table(workload, result))
+    return EXIT_OK
+
+
+def _windowed(args):
+    """The trace cut to --since/--until with its load raised by --load, and the time limits
+    of the week before the window (what a site would cut queues by)."""
+    from advisor.whatif.hindsight import bench_window
+    whole = _load(args)
+    return bench_window(whole, *_window(args, whole), args.load)
+
+
+def _against_static(args, out: Console, workload, every, settings, baseline, estimates,
+                    limits) -> int:
+    from advisor.views.hindsight import advice_bench_table
+    from advisor.whatif.hindsight import advice_bench
+    executor = _executor(args)
+    try:
+        with _progress("runs") as on_progress:
+            bench = advice_bench(workload, every, settings, executor, baseline, estimates,
+                                 limits, lambda what, done, n: on_progress(done, n))
+    finally:
+        executor.close()
+    if args.plot:
+        from adapters.files import atomic_write
+        from advisor.views.hindsight import advice_bench_png
+        atomic_write(args.plot, advice_bench_png(bench, Path(workload.source).name))
+    if args.json:
+        from advisor.views.report import workload_dict
+        _emit_json({**workload_dict(workload), **bench.as_dict()})
+    else:
+        out.print(advice_bench_table(workload, bench))
     return EXIT_OK
 
 

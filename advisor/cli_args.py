@@ -154,6 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "throughout (default EASY-FCFS-FCFS) in the engine's slurm mode")
     p.add_argument("--reference", metavar="SPEC", help="--online: risk limits against this "
                    "policy (default: the --policy baseline)")
+    p.add_argument("--against-static", action="store_true", help="--online: also play every "
+                   "candidate kept fixed over the same decision points, and rank the advice "
+                   "against the best of them (docs/advice.md)")
+    p.add_argument("--plot", metavar="PNG", help="--against-static: write the average wait "
+                   "per week of the baseline, the best static runs and the advice")
+    _window_options(p, "replay")
+    p.add_argument("--load", type=float, default=1.0, metavar="F", help="divide the "
+                   "inter-arrival times by F (1.2: arrivals 1.2 times as dense; default 1)")
     _recommend_options(p)
 
     p = command("tune", "Lelong et al.'s tuning study: choose policies on resampled "

@@ -40,6 +40,13 @@ def _load(args):
     return read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
 
 
+def _window(args, workload) -> tuple[int | None, int | None]:
+    """--since and --until on the trace's clock (None: its ends)."""
+    from advisor.whatif.snapshot import parse_moment
+    return tuple(parse_moment(m, workload.header) if m else None
+                 for m in (args.since, args.until))
+
+
 def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
     """A file the command will write: refused before any work if it cannot be."""
     from adapters.files import check_writable

@@ -9,14 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
-                                _estimates, _load, _progress)
-
-
-def _window(args, workload) -> tuple[int | None, int | None]:
-    """--since and --until on the trace's clock (None: its ends)."""
-    from advisor.whatif.snapshot import parse_moment
-    return tuple(parse_moment(m, workload.header) if m else None
-                 for m in (args.since, args.until))
+                                _estimates, _load, _progress, _window)
 
 
 def cmd_tune(args, out: Console) -> int:

@@ -117,11 +117,12 @@ class _System:
         t0, t1 = int(self.submit.min()), int(self.submit.max())
         return list(range(t0 + every, t1 + 1, every))
 
-    def play(self, points: list[int], decide) -> np.ndarray:
+    def play(self, points: list[int], decide, first: Candidate | None = None) -> np.ndarray:
         """Start times of every job, the candidate in effect chosen by ``decide(t, snapshot,
-        history, current)`` at each point."""
+        history, current)`` at each point; ``first`` in effect before the first (default:
+        the baseline)."""
         start = np.full(len(self.jobs), -1, np.int64)
-        current = self.first
+        current = first or self.first
         t = int(self.submit.min()) - 1
         for n, nxt in enumerate([*points, None]):
             snap = self.snapshot(t, start, current.config)

@@ -49,6 +49,7 @@ class Settings:
     objective: str = "avg_bsld"
     samples: int = 8
     horizon: int = 86400
+    beyond: float = 0.0     # arrivals go on for beyond x horizon after it (not measured)
     seed: int = 0
     risk: float = 1.5
     min_gain: float = 0.05
@@ -63,8 +64,9 @@ class Settings:
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
-        if self.samples < 1 or self.horizon < 60:
-            raise BadInput("--samples must be at least 1 and --horizon at least 60 s")
+        if self.samples < 1 or self.horizon < 60 or self.beyond < 0:
+            raise BadInput("--samples must be at least 1, --horizon at least 60 s and "
+                           "--beyond at least 0")
         if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
         if self.conservative_up_to < 0:
@@ -174,8 +176,8 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
     tasks, where = [], []
     for s in range(settings.samples):
-        sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
-                             runtimes, arrivals)
+        sample = draw_sample(snapshot, history, int(settings.horizon * (1 + settings.beyond)),
+                             _seed(settings.seed, s), runtimes, arrivals)
         for c0 in range(0, len(candidates), BATCH):
             tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
                               settings.horizon))

@@ -205,6 +205,32 @@ def test_replay_online_json():
     assert bad.returncode == 2 and "once" in bad.stderr and not bad.stdout
 
 
+def test_replay_against_static_json_and_plot(tmp_path):
+    """The advice benchmark on a window with its load raised: every run in one document,
+    the weekly PNG; its options refused outside --online before any work."""
+    png = tmp_path / "weeks.png"
+    window = ("--since", "20w", "--until", "22w", "--load", "1.2")
+    done = advisor("replay", "KTH-SP2", "--online", "1d", "--against-static", *window,
+                   "--candidate", "easy:SPF", "--candidate", "easy:SQF:T=12h",
+                   "--samples", "2", "--executor", "serial", "--plot", str(png), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [r["name"] for r in doc["runs"]] == ["baseline", "EASY-SPF-SPF",
+                                                "EASY-SQF-SQF T=12h", "online"]
+    jobs = doc["total"]["jobs"]
+    assert doc["jobs"] == jobs and 1000 < jobs < 1500
+    assert [w["week"] for w in doc["weeks"]] == [0, 1]
+    # two weeks of submissions, 1.2 times as dense: they fit in 12 days
+    assert len(doc["decisions"]) == doc["total"]["decisions"] in (11, 12)
+    assert doc["best"] in ("easy:SPF", "easy:SQF:T=12h")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    for bad in (("--against-static",), ("--online", "1d", "--plot", str(tmp_path / "p.png")),
+                ("--online", "1d", "--load", "0")):
+        done = advisor("replay", "KTH-SP2", *bad)
+        assert done.returncode == 2 and not done.stdout, bad
+    assert not (tmp_path / "p.png").exists()
+
+
 def test_plans_study_json_bins_and_plot(tmp_path):
     """Zheng et al.'s study on Atlas's one busy month: PLAN 1-3 against FCFS, the months,
     Fig. 6's bins (JSON, table and heatmaps); a plan replays like any policy."""

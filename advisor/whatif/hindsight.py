@@ -1,0 +1,201 @@
+"""The online advisor against every candidate kept fixed: the benchmark of the advice.
+
+Seed 000 compares its online policy with one static policy, the site's default. A site can
+do better by hand: it can fix the configuration that served the last weeks best. So every
+candidate of the grid is also played kept fixed, over the same decision points as the
+online run and the baseline (the same cuts cost all alike), and the table ranks them: the
+best in hindsight, and the best within the risk limits against the baseline (its MaxWait
+and p95 wait at most ``risk`` times the baseline's), the oracle the advice must approach.
+
+A candidate kept fixed is enacted anew at each decision point with what it was given at
+the start (the time limits of the history before the window): the same Slurm form, except
+that a plan orders the jobs pending at each point, as a site running it daily would. Jobs
+carry no CPU efficiency here, as in the online replay, so no time-sliced candidate appears.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from advisor.cleaning import trace_window
+from advisor.engine import Estimates
+from advisor.errors import BadInput
+from advisor.metrics import bounded_slowdown
+from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload
+from advisor.plugins.contract import Context
+from advisor.plugins.grid import default_grid
+from advisor.plugins.spec import BASELINE, Policy, parse_policy
+from advisor.whatif.candidates import history_limits, queue_state, slurm_candidate
+from advisor.whatif.futures import history_from_workload
+from advisor.whatif.online import OnlineResult, _System, online_replay, seed000_slowdown
+from advisor.whatif.recommend import Settings
+from advisor.whatif.runner import Executor, SerialExecutor
+
+#: the columns of ``AdviceBench.table`` a run is judged by (waits in seconds)
+COLUMNS = ("avg_wait", "p95_wait", "max_wait", "avg_bsld", "r")
+#: objectives a run can be ranked by, and the column that holds them
+RANKED = {"avg_wait": "avg_wait", "avg_bsld": "avg_bsld", "p95_wait": "p95_wait"}
+BEST, BEST_SAFE, ONLINE = "best static", "best static within risk", "online"
+
+
+@dataclass(frozen=True)
+class FixedTask:
+    """One candidate kept fixed over a window: the unit a worker runs."""
+
+    workload: Workload
+    estimates: Estimates
+    every: int
+    policy: Policy
+    limits: tuple[int, ...]
+
+
+def fixed_starts(task: FixedTask) -> np.ndarray:
+    """Start times of the window's jobs under ``task.policy`` kept fixed (module docstring)."""
+    system = _System(task.workload, task.estimates, parse_policy(BASELINE))
+    base = SchedulingConfig()
+
+    def enacted(snap=None):
+        return slurm_candidate(task.policy, base, system.machine, task.limits,
+                               queue_state(snap) if snap is not None else None)
+
+    return system.play(system.decision_points(task.every), lambda t, snap, h, c: enacted(snap),
+                       first=enacted())
+
+
+@dataclass(frozen=True)
+class AdviceBench:
+    every: int
+    objective: str
+    risk: float
+    table: pd.DataFrame          # one row per run: name, spec, COLUMNS, safe
+    weeks: pd.DataFrame          # per week of submission: avg wait of the named runs
+    online: OnlineResult
+    best: str = ""               # the spec of the best static candidate
+    best_safe: str = ""          # ... within the risk limits ("" if none)
+    total: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"every": self.every, "objective": self.objective, "risk": self.risk,
+                "best": self.best, "best_safe": self.best_safe, "total": self.total,
+                "runs": self.table.to_dict(orient="records"),
+                "weeks": self.weeks.to_dict(orient="records"),
+                "decisions": self.online.as_dict()["decisions"]}
+
+
+def static_policies(machine, limits: tuple[int, ...] = (),
+                    policies: tuple[Policy, ...] | None = None) -> list[Policy]:
+    """The policies kept fixed: ``policies``, else the whole default grid (a short queue's:
+    conservative backfilling and plans too), each Slurm form once."""
+    context = Context(machine, SchedulingConfig(), 0, None, limits=limits)
+    out, seen = [], []
+    for policy in (list(policies) if policies else default_grid(context)):
+        enacts = slurm_candidate(policy, SchedulingConfig(), machine, limits).enacts
+        if all(enacts != s for s in seen):
+            seen.append(enacts)
+            out.append(policy)
+    return out
+
+
+def bench_window(whole: Workload, since: int | None = None, until: int | None = None,
+                 load: float = 1.0) -> tuple[Workload, tuple[int, ...]]:
+    """The window of ``whole`` the benchmark plays (``trace_window``), and the time limits
+    of the week before it (what a site would cut its queues by; () at the trace's start)."""
+    limits = history_limits(history_from_workload(whole, since)) if since is not None else ()
+    return trace_window(whole, since, until, load), limits
+
+
+def fixed_runs(workload: Workload, every: int, policies: list[Policy],
+               executor: Executor | None = None, estimates: Estimates = Estimates(),
+               limits: tuple[int, ...] = (),
+               on_progress: Callable[[int, int], None] | None = None) -> dict:
+    """Each of ``policies`` kept fixed over the window: {label: (spec, start times)}."""
+    tasks = [FixedTask(workload, estimates, every, p, limits) for p in policies]
+    starts: list[np.ndarray | None] = [None] * len(tasks)
+    executor = executor or SerialExecutor()
+    for done, (i, start) in enumerate(executor.map_unordered(fixed_starts, tasks), start=1):
+        starts[i] = start
+        if on_progress:
+            on_progress(done, len(tasks))
+    return {p.label: (p.spec, s) for p, s in zip(policies, starts)}
+
+
+def advice_bench(workload: Workload, every: int, settings: Settings = Settings(),
+                 executor: Executor | None = None, baseline: Policy | None = None,
+                 estimates: Estimates = Estimates(), limits: tuple[int, ...] = (),
+                 on_progress: Callable[[str, int, int], None] | None = None,
+                 fixed: dict | None = None) -> AdviceBench:
+    """The online replay of ``workload`` (``online_replay``), the baseline, and every
+    static policy (``static_policies(.., limits, settings.policies)``) kept fixed over the
+    same decision points, or the ``fixed_runs`` given; ranked by ``settings.objective``."""
+    if settings.objective not in RANKED:
+        raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
+                       f"'{settings.objective}'")
+    baseline = baseline or parse_policy(BASELINE)
+    system = _System(workload, estimates, baseline)
+    if fixed is None:
+        policies = static_policies(system.machine, limits, settings.policies)
+        fixed = fixed_runs(workload, every, policies, executor, estimates, limits,
+                           (lambda d, n: on_progress("policies kept fixed", d, n))
+                           if on_progress else None)
+    online = online_replay(workload, every, settings, executor, baseline, estimates,
+                           (lambda d, n: on_progress("decision points", d, n))
+                           if on_progress else None)
+    runs = {"baseline": (baseline.spec, online.static_start), **fixed,
+            ONLINE: ("online", online.start)}
+    return judged(workload, system.runtime, runs, online, every, settings)
+
+
+def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineResult,
+           every: int, settings: Settings) -> AdviceBench:
+    """The table of ``runs`` (name: (spec, starts)), the best static runs, the weeks."""
+    submit = workload.jobs["submit"].to_numpy(np.int64)
+    base_wait = runs["baseline"][1] - submit
+    rows = []
+    for name, (spec, start) in runs.items():
+        rows.append({"name": name, "spec": spec, **run_figures(start - submit, runtime,
+                                                                 base_wait)})
+    table = pd.DataFrame(rows)
+    base = table.iloc[0]
+    table["safe"] = ((table["max_wait"] <= settings.risk * base["max_wait"]) &
+                     (table["p95_wait"] <= settings.risk * base["p95_wait"]))
+    key = RANKED[settings.objective]
+    static = table.iloc[1:-1]
+    best = static.loc[static[key].idxmin()] if len(static) else base
+    safe = static[static["safe"]]
+    best_safe = safe.loc[safe[key].idxmin()] if len(safe) else None
+    on = table.iloc[-1]
+    total = {"jobs": len(submit), "static_runs": len(static),
+             "online_vs_baseline": _gain(on[key], base[key]),
+             "online_vs_best": _gain(on[key], best[key]),
+             "online_vs_best_safe": _gain(on[key], best_safe[key])
+             if best_safe is not None else None,
+             "max_wait_over_baseline": float(on["max_wait"] / max(base["max_wait"], 1.0)),
+             **{k: online.total[k] for k in ("decisions", "simulated", "changes")}}
+    named = {"baseline": runs["baseline"][1], BEST: runs[best["name"]][1], ONLINE: online.start}
+    if best_safe is not None:
+        named[BEST_SAFE] = runs[best_safe["name"]][1]
+    week = (submit - submit.min()) // SECONDS_PER_WEEK
+    weeks = pd.DataFrame({"week": week, **{n: s - submit for n, s in named.items()}})
+    weeks = weeks.groupby("week").mean().reset_index()
+    return AdviceBench(every, settings.objective, settings.risk, table, weeks, online,
+                       best["spec"], best_safe["spec"] if best_safe is not None else "", total)
+
+
+def run_figures(wait: np.ndarray, runtime: np.ndarray, base_wait: np.ndarray) -> dict:
+    """AvgWait, p95 and MaxWait, the mean bounded slowdown, and seed 000's mean R against
+    the baseline (> 0: this run served the jobs better)."""
+    wait = wait.astype(np.float64)
+    s_base, s_run = seed000_slowdown(base_wait, runtime), seed000_slowdown(wait, runtime)
+    return {"avg_wait": float(wait.mean()), "p95_wait": float(np.percentile(wait, 95)),
+            "max_wait": float(wait.max()), "avg_bsld": float(bounded_slowdown(wait,
+                                                                               runtime).mean()),
+            "r": float(((s_base - s_run) / np.minimum(s_base, s_run)).mean())}
+
+
+def _gain(value: float, against: float) -> float:
+    """Relative change of a lower-is-better figure: < 0 means ``value`` is better."""
+    return float((value - against) / max(abs(against), 1e-9))
+

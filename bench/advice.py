@@ -1,0 +1,152 @@
+"""The advice against the best static policy (issue 22's benchmark): on windows of real
+traces, the online advisor (daily decisions by default, objective avg_wait, 4 samples, risk
+limits against EASY-FCFS-FCFS) against EASY-FCFS-FCFS and against every candidate of the
+default grid kept fixed over the same decision points (``advisor.whatif.hindsight``). One
+row per trace: the baseline, the best static candidate in hindsight, the best within the
+risk limit, the advice; AvgWait, MaxWait, and the ratios the issue judges.
+
+    .venv/bin/python bench/advice.py [--traces SPEC,...] [--weeks 12] [--every 1d]
+                                     [--samples 4] [--workers 2] [--out DIR] [--cache DIR]
+                                     [--beyond F] [--horizon 1d] [--min-gain G] ...
+
+SPEC is TRACE@WEEK[xLOAD]: a bundled trace's name or an SWF file, the window's first week
+(counted from the trace's first submission) and the factor its arrivals are made denser by.
+--out writes each trace's JSON document and weekly PNG there; --cache keeps the runs kept
+fixed (they do not depend on the advisor's settings), so that a change to the decision is
+measured in the time of its online replays alone.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from adapters.swf import read_swf, resolve_trace  # noqa: E402
+from advisor.engine import Estimates  # noqa: E402
+from advisor.model import SECONDS_PER_WEEK  # noqa: E402
+from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
+from advisor.units import parse_duration  # noqa: E402
+from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
+                                      static_policies)
+from advisor.whatif.online import _System  # noqa: E402
+from advisor.whatif.recommend import Settings  # noqa: E402
+from advisor.whatif.runner import make_executor  # noqa: E402
+
+TRACES = ("CTC-SP2@10", "SDSC-SP2@10", "KTH-SP2@20", "SDSC-BLUE@10")
+
+
+@dataclass(frozen=True)
+class Window:
+    trace: str
+    week: int
+    load: float
+
+    @classmethod
+    def parse(cls, spec: str) -> "Window":
+        trace, _, rest = spec.partition("@")
+        week, _, load = rest.partition("x")
+        return cls(trace, int(week or 0), float(load or 1.0))
+
+    @property
+    def name(self) -> str:
+        return Path(self.trace).name.split("-19")[0].split("-20")[0].split(".swf")[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--traces", default=",".join(TRACES))
+    ap.add_argument("--weeks", type=int, default=12)
+    ap.add_argument("--every", default="1d")
+    ap.add_argument("--samples", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", type=Path, help="directory for each trace's JSON and PNG")
+    ap.add_argument("--cache", type=Path, help="directory keeping the runs kept fixed")
+    ap.add_argument("--tag", default="", help="added to the names of the files written")
+    for name, kind in (("horizon", str), ("beyond", float), ("min_gain", float),
+                       ("min_wins", float), ("risk", float), ("history_weeks", int)):
+        ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
+    args = ap.parse_args()
+    knobs = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)
+             if getattr(args, f.name, None) is not None and f.name != "samples"}
+    if "horizon" in knobs:
+        knobs["horizon"] = parse_duration(knobs["horizon"])
+    settings = Settings(objective="avg_wait", samples=args.samples, **knobs)
+    every = parse_duration(args.every)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+    out = Console()
+    table = Table(title=f"The advice against the best static candidate: {args.weeks}-week "
+                  f"windows, decisions every {args.every}, {args.samples} samples, avg_wait")
+    for col in ("trace@week xload", "jobs", "baseline", "best static", "best within risk",
+                "online", "vs best in risk", "MaxWait x base", "R", "changes", "wall"):
+        table.add_column(col, justify="left" if col.startswith("trace") else "right")
+    for spec in args.traces.split(","):
+        w = Window.parse(spec)
+        whole = read_swf(resolve_trace(w.trace))
+        t0 = int(whole.jobs["submit"].min()) + w.week * SECONDS_PER_WEEK
+        workload, limits = bench_window(whole, t0, t0 + args.weeks * SECONDS_PER_WEEK, w.load)
+        executor = make_executor(args.workers, "process")
+        began = time.perf_counter()
+        try:
+            fixed = cached_fixed(args.cache, spec, args.weeks, every, workload, limits,
+                                 executor)
+            bench = advice_bench(workload, every, settings, executor, limits=limits,
+                                 fixed=fixed)
+        finally:
+            executor.close()
+        wall = time.perf_counter() - began
+        t, runs = bench.total, bench.table.set_index("spec")
+        base, online = bench.table.iloc[0], bench.table.iloc[-1]
+        best = runs.loc[bench.best]
+        safe = runs.loc[bench.best_safe] if bench.best_safe else None
+        table.add_row(
+            f"{w.name}@{w.week} x{w.load:g}", str(t["jobs"]), f"{base.avg_wait:,.0f}",
+            f"{best.avg_wait:,.0f} {bench.best}",
+            f"{safe.avg_wait:,.0f} {bench.best_safe}" if safe is not None else "-",
+            f"{online.avg_wait:,.0f}",
+            f"{t['online_vs_best_safe']:+.1%}" if safe is not None else "-",
+            f"{t['max_wait_over_baseline']:.2f}", f"{online.r:+.2f}", str(t["changes"]),
+            f"{wall:.0f} s")
+        print(f"{spec}: {t['jobs']} jobs, {wall:.0f} s", file=sys.stderr)
+        if args.out:
+            stem = args.out / f"{w.name}-{w.week}-x{w.load:g}{args.tag}"
+            doc = {"trace": w.trace, "week": w.week, "load": w.load, "weeks": args.weeks,
+                   "wall_s": wall, "settings": settings.as_dict(), **bench.as_dict()}
+            stem.with_suffix(".json").write_text(json.dumps(doc, indent=1))
+            from advisor.views.hindsight import advice_bench_png
+            stem.with_suffix(".png").write_bytes(advice_bench_png(bench, spec))
+    out.print(table)
+
+
+def cached_fixed(cache: Path | None, spec: str, weeks: int, every: int, workload, limits,
+                 executor) -> dict:
+    """The default grid kept fixed over the window, from ``cache`` when it holds them."""
+    path = cache / f"{spec.replace('/', '_')}-{weeks}w-{every}s.npz" if cache else None
+    if path is not None and path.exists():
+        data = np.load(path, allow_pickle=False)
+        return {str(label): (str(spec_), data[f"start{k}"])
+                for k, (label, spec_) in enumerate(zip(data["labels"], data["specs"]))}
+    machine = _System(workload, Estimates(), parse_policy(BASELINE)).machine
+    fixed = fixed_runs(workload, every, static_policies(machine, limits), executor,
+                       limits=limits)
+    if path is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        labels = list(fixed)
+        np.savez(path, labels=np.array(labels), specs=np.array([fixed[k][0] for k in labels]),
+                 **{f"start{k}": fixed[label][1] for k, label in enumerate(labels)})
+    return fixed
+
+
+if __name__ == "__main__":
+    main()
