@@ -127,17 +127,17 @@ def _online(args, out: Console) -> int:
         if not args.against_static:
             raise BadInput("--plot draws the --against-static benchmark: add --against-static")
         _check_output(args.plot, extra=("matplotlib", "plot"))
-    workload, limits = _windowed(args)
+    workload, prior = _windowed(args)
     _compile_notice()
     estimates = replace(_estimates(args.estimates), seed=args.seed)
     if args.against_static:
         return _against_static(args, out, workload, every, settings, baseline, estimates,
-                               limits)
+                               prior)
     executor = _executor(args)
     try:
         with _progress("decision points") as on_progress:
             result = online_replay(workload, every, settings, executor, baseline, estimates,
-                                   on_progress)
+                                   on_progress, prior)
     finally:
         executor.close()
     if args.json:
@@ -149,22 +149,24 @@ def _online(args, out: Console) -> int:
 
 
 def _windowed(args):
-    """The trace cut to --since/--until with its load raised by --load, and the time limits
-    of the week before the window (what a site would cut queues by)."""
+    """The trace cut to --since/--until with its load raised by --load, and the jobs
+    finished before the window (the history a live cluster would have)."""
     from advisor.whatif.hindsight import bench_window
     whole = _load(args)
     return bench_window(whole, *_window(args, whole), args.load)
 
 
 def _against_static(args, out: Console, workload, every, settings, baseline, estimates,
-                    limits) -> int:
+                    prior) -> int:
     from advisor.views.hindsight import advice_bench_table
+    from advisor.whatif.candidates import history_limits
     from advisor.whatif.hindsight import advice_bench
     executor = _executor(args)
     try:
         with _progress("runs") as on_progress:
             bench = advice_bench(workload, every, settings, executor, baseline, estimates,
-                                 limits, lambda what, done, n: on_progress(done, n))
+                                 history_limits(prior), lambda what, done, n:
+                                 on_progress(done, n), prior=prior)
     finally:
         executor.close()
     if args.plot:

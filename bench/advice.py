@@ -39,6 +39,7 @@ from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
                                       static_policies)
+from advisor.whatif.candidates import history_limits  # noqa: E402
 from advisor.whatif.online import _System  # noqa: E402
 from advisor.whatif.recommend import Settings  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
@@ -73,7 +74,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="directory for each trace's JSON and PNG")
     ap.add_argument("--cache", type=Path, help="directory keeping the runs kept fixed")
     ap.add_argument("--tag", default="", help="added to the names of the files written")
-    for name, kind in (("horizon", str), ("beyond", float), ("min_gain", float),
+    ap.add_argument("--no-prior", action="store_true", help="the advisor's history starts "
+                    "empty at the window's start (as before issue 22)")
+    for name, kind in (("horizon", str), ("beyond", float), ("past_weeks", int),
+                       ("confirm", int), ("seed", int),
+                       ("min_gain", float),
                        ("min_wins", float), ("risk", float), ("history_weeks", int)):
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
     args = ap.parse_args()
@@ -85,7 +90,7 @@ def main() -> None:
     every = parse_duration(args.every)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-    out = Console()
+    out = Console(width=200)
     table = Table(title=f"The advice against the best static candidate: {args.weeks}-week "
                   f"windows, decisions every {args.every}, {args.samples} samples, avg_wait")
     for col in ("trace@week xload", "jobs", "baseline", "best static", "best within risk",
@@ -95,14 +100,15 @@ def main() -> None:
         w = Window.parse(spec)
         whole = read_swf(resolve_trace(w.trace))
         t0 = int(whole.jobs["submit"].min()) + w.week * SECONDS_PER_WEEK
-        workload, limits = bench_window(whole, t0, t0 + args.weeks * SECONDS_PER_WEEK, w.load)
+        workload, prior = bench_window(whole, t0, t0 + args.weeks * SECONDS_PER_WEEK, w.load)
+        limits = history_limits(prior)
         executor = make_executor(args.workers, "process")
         began = time.perf_counter()
         try:
             fixed = cached_fixed(args.cache, spec, args.weeks, every, workload, limits,
                                  executor)
             bench = advice_bench(workload, every, settings, executor, limits=limits,
-                                 fixed=fixed)
+                                 fixed=fixed, prior=None if args.no_prior else prior)
         finally:
             executor.close()
         wall = time.perf_counter() - began

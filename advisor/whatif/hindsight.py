@@ -28,7 +28,7 @@ from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
-from advisor.whatif.candidates import history_limits, queue_state, slurm_candidate
+from advisor.whatif.candidates import queue_state, slurm_candidate
 from advisor.whatif.futures import history_from_workload
 from advisor.whatif.online import OnlineResult, _System, online_replay, seed000_slowdown
 from advisor.whatif.recommend import Settings
@@ -100,11 +100,12 @@ def static_policies(machine, limits: tuple[int, ...] = (),
 
 
 def bench_window(whole: Workload, since: int | None = None, until: int | None = None,
-                 load: float = 1.0) -> tuple[Workload, tuple[int, ...]]:
-    """The window of ``whole`` the benchmark plays (``trace_window``), and the time limits
-    of the week before it (what a site would cut its queues by; () at the trace's start)."""
-    limits = history_limits(history_from_workload(whole, since)) if since is not None else ()
-    return trace_window(whole, since, until, load), limits
+                 load: float = 1.0) -> tuple[Workload, pd.DataFrame | None]:
+    """The window of ``whole`` the benchmark plays (``trace_window``), and the history a
+    live cluster would have at its start: the jobs finished by then (None at the trace's
+    start). Its last week's time limits are what a site would cut its queues by."""
+    prior = history_from_workload(whole, since) if since is not None else None
+    return trace_window(whole, since, until, load), prior
 
 
 def fixed_runs(workload: Workload, every: int, policies: list[Policy],
@@ -126,10 +127,12 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
                  executor: Executor | None = None, baseline: Policy | None = None,
                  estimates: Estimates = Estimates(), limits: tuple[int, ...] = (),
                  on_progress: Callable[[str, int, int], None] | None = None,
-                 fixed: dict | None = None) -> AdviceBench:
-    """The online replay of ``workload`` (``online_replay``), the baseline, and every
-    static policy (``static_policies(.., limits, settings.policies)``) kept fixed over the
-    same decision points, or the ``fixed_runs`` given; ranked by ``settings.objective``."""
+                 fixed: dict | None = None, prior: pd.DataFrame | None = None
+                 ) -> AdviceBench:
+    """The online replay of ``workload`` (``online_replay``, its history starting with
+    ``prior``), the baseline, and every static policy (``static_policies(.., limits,
+    settings.policies)``) kept fixed over the same decision points, or the ``fixed_runs``
+    given; ranked by ``settings.objective``."""
     if settings.objective not in RANKED:
         raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
                        f"'{settings.objective}'")
@@ -142,7 +145,7 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
                            if on_progress else None)
     online = online_replay(workload, every, settings, executor, baseline, estimates,
                            (lambda d, n: on_progress("decision points", d, n))
-                           if on_progress else None)
+                           if on_progress else None, prior)
     runs = {"baseline": (baseline.spec, online.static_start), **fixed,
             ONLINE: ("online", online.start)}
     return judged(workload, system.runtime, runs, online, every, settings)

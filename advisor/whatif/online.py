@@ -23,8 +23,8 @@ import pandas as pd
 
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.slurm import slurm_input, start_times
-from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Job, SchedulingConfig, Snapshot,
-                           Workload, trace_machine)
+from advisor.model import (HISTORY_COLUMNS, SECONDS_PER_WEEK, TRACE_PARTITION, Job,
+                           SchedulingConfig, Snapshot, Workload, trace_machine)
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
 from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.whatif.recommend import Settings, recommend
@@ -60,14 +60,17 @@ class OnlineResult:
 def online_replay(workload: Workload, every: int, settings: Settings = Settings(),
                   executor: Executor | None = None, baseline: Policy | None = None,
                   estimates: Estimates = Estimates(),
-                  on_progress: Callable[[int, int], None] | None = None) -> OnlineResult:
+                  on_progress: Callable[[int, int], None] | None = None,
+                  prior: pd.DataFrame | None = None) -> OnlineResult:
     """The trace under the advisor's recommendations, decided every ``every`` seconds, and
-    under ``baseline`` (default EASY-FCFS-FCFS) throughout."""
+    under ``baseline`` (default EASY-FCFS-FCFS) throughout. ``prior``: the jobs finished
+    before the trace's first submission (``history_from_workload``), which every decision's
+    history starts with, as sacct's would."""
     baseline = baseline or parse_policy(BASELINE)
     # risk limits against the baseline, not against whatever is in effect: a chain of
     # changes, each within the limits of the last, could otherwise drift far from it
     settings = replace(settings, reference=settings.reference or baseline)
-    system = _System(workload, estimates, baseline)
+    system = _System(workload, estimates, baseline, prior)
     points = system.decision_points(every)
     static = system.play(points, lambda t, snap, hist, cur: cur)
     decisions: list[Decision] = []
@@ -93,7 +96,8 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
 class _System:
     """The trace as jobs a scheduler sees, and its play from decision point to point."""
 
-    def __init__(self, workload: Workload, estimates: Estimates, baseline: Policy):
+    def __init__(self, workload: Workload, estimates: Estimates, baseline: Policy,
+                 prior: pd.DataFrame | None = None):
         arrays = job_arrays(workload, estimates)
         jobs = workload.jobs
         self.machine = trace_machine(workload)
@@ -110,6 +114,10 @@ class _System:
                          time_limit=int(self.limit[k]), nodes=int(self.procs[k]),
                          partitions=(TRACE_PARTITION,)) for k in range(len(self.ids))]
         self.first = slurm_candidate(baseline, SchedulingConfig(), self.machine)
+        # the trace's jobs carry no CPU efficiency here, so the prior's are left out too: a
+        # time-sliced candidate would need the gang partition's play (``candidate_starts``)
+        self.prior = (prior[list(HISTORY_COLUMNS)].assign(partition=TRACE_PARTITION)
+                      if prior is not None else None)
 
     def decision_points(self, every: int) -> list[int]:
         if every <= 0:
@@ -165,10 +173,13 @@ class _System:
     def history(self, t: int, start: np.ndarray) -> pd.DataFrame:
         """The jobs finished by t (sacct's view then)."""
         done = np.flatnonzero((start >= 0) & (start + self.runtime <= t))
-        return pd.DataFrame({"user": self.users[done], "submit": self.submit[done],
-                             "runtime": self.runtime[done], "limit": self.limit[done],
-                             "cpus": self.procs[done], "nodes": self.procs[done],
-                             "partition": TRACE_PARTITION})
+        played = pd.DataFrame({"user": self.users[done], "submit": self.submit[done],
+                               "runtime": self.runtime[done], "limit": self.limit[done],
+                               "cpus": self.procs[done], "nodes": self.procs[done],
+                               "partition": TRACE_PARTITION})
+        if self.prior is None or not len(self.prior):
+            return played
+        return pd.concat([self.prior, played], ignore_index=True)
 
 
 def seed000_slowdown(wait: np.ndarray, runtime: np.ndarray) -> np.ndarray:

@@ -9,8 +9,9 @@ Measured over the jobs the decision can still affect: those pending at the snaps
 those arriving over the horizon (each job is followed until it starts, even after the
 horizon). A sample may hold arrivals past the horizon (``Settings.beyond``): they compete
 with the measured jobs, so that the end of the horizon is not an empty machine, and are
-not measured themselves. The average wait and slowdown count from submission; the p95 and maximum wait
-(what the risk limits judge) count from the snapshot, or from submission if later: an old
+not measured themselves. The average wait and slowdown count from submission; the p95 and
+maximum wait (what the risk limits judge) count from the snapshot, or from submission if
+later: an old
 job's past wait is the same under every candidate, and counted in, it would hide that a
 candidate starves it further (a week-old job that FCFS starts at once and LCFS leaves for
 days differs by days, not by a few per cent). Utilisation is over the horizon itself,
