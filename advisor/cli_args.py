@@ -159,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "against the best of them (docs/advice.md)")
     p.add_argument("--plot", metavar="PNG", help="--against-static: write the average wait "
                    "per week of the baseline, the best static runs and the advice")
-    _window_options(p, "replay")
+    _window_options(p, "replay", "; with --online, the jobs finished before it are the "
+                    "advisor's history at the start, as sacct's would be")
     p.add_argument("--load", type=float, default=1.0, metavar="F", help="divide the "
                    "inter-arrival times by F (1.2: arrivals 1.2 times as dense; default 1)")
     _recommend_options(p)

@@ -76,8 +76,7 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="added to the names of the files written")
     ap.add_argument("--no-prior", action="store_true", help="the advisor's history starts "
                     "empty at the window's start (as before issue 22)")
-    for name, kind in (("horizon", str), ("beyond", float), ("past_weeks", int),
-                       ("confirm", int), ("seed", int),
+    for name, kind in (("horizon", str), ("beyond", float), ("seed", int),
                        ("min_gain", float),
                        ("min_wins", float), ("risk", float), ("history_weeks", int)):
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)

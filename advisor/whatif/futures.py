@@ -29,8 +29,6 @@ from advisor.model import (EFFICIENCY, HISTORY_COLUMNS, SECONDS_PER_WEEK, Job, S
 MIN_JOBS = 5
 #: ids of sampled arrivals start here, far above any real job id
 ARRIVAL_ID0 = 1 << 40
-#: ids of the recent past's jobs (``past_sample``)
-PAST_ID0 = 1 << 41
 
 
 def history_from_workload(workload: Workload, until: int, exclude: set[int] = frozenset(),
@@ -158,26 +156,3 @@ def _on_machine(jobs: list[Job], snapshot: Snapshot) -> tuple[Job, ...]:
     names = {p.name for p in snapshot.machine.partitions}
     return tuple(j if j.partition in names else replace(j, partition=default,
                                                         partitions=(default,)) for j in jobs)
-
-
-def past_sample(snapshot: Snapshot, history: pd.DataFrame, weeks: int
-                ) -> tuple[Snapshot, FutureSample]:
-    """The recent past as a sample (seed 002's evidence: what would have served the last
-    weeks): the history's jobs submitted over the ``weeks`` before the snapshot, with their
-    actual runtimes, arriving on an empty machine ``weeks`` before it. Only finished jobs
-    are known, so the last days lack their long jobs; nothing here is drawn."""
-    begin = snapshot.time - weeks * SECONDS_PER_WEEK
-    recent = history[(history["submit"] >= begin) & (history["submit"] < snapshot.time)]
-    recent = recent.sort_values("submit", kind="mergesort")
-    jobs, runtimes = [], {}
-    for k, row in enumerate(recent.itertuples(index=False)):
-        limit = int(row.limit) if row.limit > 0 else None
-        part = str(row.partition)
-        jobs.append(Job(job_id=PAST_ID0 + k, user=str(row.user), partition=part,
-                        partitions=(part,), cpus=int(row.cpus), state="PENDING",
-                        submit_time=int(row.submit), eligible_time=int(row.submit),
-                        time_limit=limit, nodes=int(row.nodes)))
-        runtimes[PAST_ID0 + k] = int(row.runtime)
-    empty = replace(snapshot, time=begin, running=(), pending=())
-    return empty, FutureSample(-1, runtimes, _on_machine(jobs, snapshot))
-

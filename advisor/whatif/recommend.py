@@ -19,7 +19,7 @@ when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 import numpy as np
@@ -34,7 +34,7 @@ from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
 from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
                                        history_limits, slurm_candidate)
-from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample, past_sample
+from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
@@ -42,8 +42,6 @@ OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 RISK_SLACK = 60.0
 #: candidates per task: a task is one sample under this many candidates
 BATCH = 24
-#: the recent past's weight (``Settings.past_weeks``), the futures' together 1 - this
-PAST_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,6 @@ class Settings:
     samples: int = 8
     horizon: int = 86400
     beyond: float = 0.0     # arrivals go on for beyond x horizon after it (not measured)
-    past_weeks: int = 0     # also replay the candidates on this many weeks of history
-    confirm: int = 0        # a change is decided again on fresh samples among this many
     seed: int = 0
     risk: float = 1.5
     min_gain: float = 0.05
@@ -68,9 +64,9 @@ class Settings:
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
-        if self.samples < 1 or self.horizon < 60 or self.beyond < 0 or self.past_weeks < 0:
-            raise BadInput("--samples must be at least 1, --horizon at least 60 s, "
-                           "--beyond and --past-weeks at least 0")
+        if self.samples < 1 or self.horizon < 60 or self.beyond < 0:
+            raise BadInput("--samples must be at least 1, --horizon at least 60 s and "
+                           "--beyond at least 0")
         if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
         if self.conservative_up_to < 0:
@@ -151,9 +147,6 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                               len(history), left_out=left_out)
     results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref)
     chosen, reason, table = decide(candidates, results, settings, previous, ref)
-    if chosen and settings.confirm:
-        chosen, reason = confirmed(snapshot, history, candidates, table, settings, executor,
-                                   previous, ref)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table, left_out)
 
@@ -177,8 +170,7 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
              settings: Settings, executor: Executor | None = None,
              on_progress: Callable[[int, int], None] | None = None,
              ref: int = 0) -> np.ndarray:
-    """Every candidate on every sample: (candidates, samples, metrics), and on the recent
-    past as one more sample (``past_sample``) when ``settings.past_weeks``; ``tail_push``
+    """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
     against candidate ``ref``."""
     runtimes = RuntimeModel(history)
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
@@ -190,16 +182,8 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
             tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
                               settings.horizon))
             where.append((s, c0))
-    columns = settings.samples
-    if settings.past_weeks:
-        before, sample = past_sample(snapshot, history, settings.past_weeks)
-        for c0 in range(0, len(candidates), BATCH):
-            tasks.append(Task(before, tuple(candidates[c0:c0 + BATCH]), sample,
-                              snapshot.time - before.time))
-            where.append((columns, c0))
-        columns += 1
-    results = np.zeros((len(candidates), columns, len(METRICS)))
-    waits: list[list] = [[None] * len(candidates) for _ in range(columns)]
+    results = np.zeros((len(candidates), settings.samples, len(METRICS)))
+    waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
     executor = executor or SerialExecutor()
     for done, (i, (out, w)) in enumerate(executor.map_unordered(evaluate, tasks), start=1):
         s, c0 = where[i]
@@ -208,29 +192,9 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
         if on_progress:
             on_progress(done, len(tasks))
     push = METRICS.index("tail_push")
-    for s in range(columns):
+    for s in range(settings.samples):
         results[:, s, push] = tail_push(np.array(waits[s]), ref)
     return results
-
-
-def confirmed(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
-              table: list[dict], settings: Settings, executor: Executor | None,
-              previous: str | None, ref: int) -> tuple[int, str]:
-    """The decision again on fresh samples, among the configuration in effect, the
-    reference, the last recommendation and the ``settings.confirm`` candidates that won
-    most: the best of many candidates on the same few samples is partly the samples' luck
-    (the winner's curse), and a change must win again on samples it was not chosen by."""
-    eligible = [int(i) for i in np.argsort([-row["gain"] for row in table], kind="stable")
-                if table[i]["eligible"]]
-    keep = {0, ref, *eligible[:settings.confirm]}
-    keep |= {i for i, c in enumerate(candidates) if c.spec == previous}
-    keep = sorted(keep)
-    subset = [candidates[i] for i in keep]
-    again = replace(settings, seed=settings.seed + 1)
-    results = simulate(snapshot, history, subset, again, executor, None, keep.index(ref))
-    chosen, reason, _ = decide(subset, results, again, previous, keep.index(ref))
-    return keep[chosen], reason + "; confirmed on fresh samples" if chosen else \
-        reason + " on fresh samples, where the first samples' winners were tried again"
 
 
 def _seed(seed: int, sample: int) -> int:
@@ -240,16 +204,7 @@ def _seed(seed: int, sample: int) -> int:
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
            previous: str | None = None, ref: int = 0) -> tuple[int, str, list[dict]]:
-    split = settings.samples if settings.past_weeks else results.shape[1]
-    futures, past = results[:, :split], results[:, split:]
-    gain, wins, breaks = _evidence(futures, settings, ref)
-    if past.shape[1]:
-        # the recent past weighs as much as all the futures together, in the gain and in
-        # the wins; its limits hold too (a policy that starves a job shows over weeks)
-        p_gain, p_wins, p_breaks = _evidence(past, settings, ref)
-        gain = (1 - PAST_WEIGHT) * gain + PAST_WEIGHT * p_gain
-        wins = (1 - PAST_WEIGHT) * wins + PAST_WEIGHT * p_wins
-        breaks = {name: over | p_breaks[name] for name, over in breaks.items()}
+    gain, wins, breaks = _evidence(results, settings, ref)
     safe = ~np.logical_or.reduce(list(breaks.values()))
     ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
     ok[0] = False
@@ -261,17 +216,14 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
                "eligible": bool(ok[i])}
         for m, name in enumerate(METRICS):
             # JSON has no infinity: a job that never starts (tail_push) is null
-            row[name] = _finite(futures[i, :, m].mean())
+            row[name] = _finite(results[i, :, m].mean())
             with np.errstate(invalid="ignore"):      # inf - inf: the sd is unknown
-                row[name + "_sd"] = _finite(futures[i, :, m].std())
-            if past.shape[1]:
-                row["past_" + name] = _finite(past[i, 0, m])
+                row[name + "_sd"] = _finite(results[i, :, m].std())
         table.append(row)
-    mean = -gain                                  # lower is better from here on
     if not safe[0] and safe[1:].any():
         # the configuration in effect breaks a limit set by the reference: the best
         # candidate within the limits replaces it, gain or not
-        chosen = 1 + int(np.argmin(np.where(safe[1:], mean[1:], np.inf)))
+        chosen = 1 + int(np.argmax(np.where(safe[1:], gain[1:], -np.inf)))
         return chosen, (f"the configuration in effect is over a risk limit against "
                         f"{candidates[ref].label}; {candidates[chosen].label} is the best "
                         f"within them ({settings.objective} {gain[chosen]:+.1%})"), table
@@ -284,18 +236,16 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
                     f"{gain[best]:+.1%}, wins {wins[best]:.0%}, "
                     f"{'safe' if safe[best] else 'over a risk limit'})")
         return 0, why, table
-    order = np.where(ok, mean, np.inf)
-    chosen = int(np.argmin(order))
+    chosen = int(np.argmax(np.where(ok, gain, -np.inf)))
     prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
     if prev is not None and ok[prev] and prev != chosen:
-        if mean[prev] - mean[chosen] < settings.min_gain:
+        if gain[chosen] - gain[prev] < settings.min_gain:
             return prev, (f"{candidates[prev].label} (recommended last time) still wins "
                           f"({gain[prev]:+.1%}); {candidates[chosen].label} is not better "
                           f"by {settings.min_gain:.0%} (hysteresis)"), table
     return chosen, (f"{candidates[chosen].label}: {settings.objective} {gain[chosen]:+.1%} "
                     f"against the configuration in effect, better in {wins[chosen]:.0%} "
-                    f"of {futures.shape[1]} samples{_and_past(past)}, within the risk "
-                    "limits"), table
+                    f"of {results.shape[1]} samples, within the risk limits"), table
 
 
 def _evidence(results: np.ndarray, settings: Settings, ref: int
@@ -316,10 +266,6 @@ def _evidence(results: np.ndarray, settings: Settings, ref: int
         "max_wait": max_wait > settings.risk * max_wait[ref] + RISK_SLACK,
         "p95_wait": p95 > settings.risk * p95[ref] + RISK_SLACK,
         "tail_push": ~(push <= settings.risk)}
-
-
-def _and_past(past: np.ndarray) -> str:
-    return " and on the recent past" if past.shape[1] else ""
 
 
 def _finite(value: float) -> float | None:

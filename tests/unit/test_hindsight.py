@@ -1,10 +1,12 @@
 """The advice benchmark: the online advisor against every candidate kept fixed over the
 same decision points, on a window of a real trace."""
+import io
 import json
 
 import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
+from rich.console import Console
 
 from adapters.swf import read_swf, resolve_trace
 from advisor.cleaning import trace_window
@@ -14,6 +16,7 @@ from advisor.model import SECONDS_PER_WEEK
 from advisor.plugins.spec import BASELINE, parse_policy
 from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, FixedTask, advice_bench,
                                       bench_window, fixed_starts)
+from advisor.views.hindsight import advice_bench_table
 from advisor.whatif.candidates import history_limits
 from advisor.whatif.online import _System
 from advisor.whatif.recommend import Settings
@@ -113,3 +116,8 @@ def test_the_advice_beats_the_baseline_on_a_short_window(kth):
     assert base["r"] == 0
     assert bench.weeks["week"].tolist() == [0, 1, 2] and BEST_SAFE in bench.weeks
     json.dumps(bench.as_dict())
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(advice_bench_table(window, bench))
+    text = console.export_text()
+    assert "best static" in text and bench.best in text.replace("\n", "")
+    assert max(len(line) for line in text.splitlines()) <= 80
