@@ -7,7 +7,7 @@ risk limit, the advice; AvgWait, MaxWait, and the ratios the issue judges.
 
     .venv/bin/python bench/advice.py [--traces SPEC,...] [--weeks 12] [--every 1d]
                                      [--samples 4] [--workers 2] [--out DIR] [--cache DIR]
-                                     [--beyond F] [--horizon 1d] [--min-gain G] ...
+                                     [--horizon 1d] [--min-gain G] [--seed N] ...
 
 SPEC is TRACE@WEEK[xLOAD]: a bundled trace's name or an SWF file, the window's first week
 (counted from the trace's first submission) and the factor its arrivals are made denser by.
@@ -76,8 +76,7 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="added to the names of the files written")
     ap.add_argument("--no-prior", action="store_true", help="the advisor's history starts "
                     "empty at the window's start (as before issue 22)")
-    for name, kind in (("horizon", str), ("beyond", float), ("seed", int),
-                       ("min_gain", float),
+    for name, kind in (("horizon", str), ("seed", int), ("min_gain", float),
                        ("min_wins", float), ("risk", float), ("history_weeks", int)):
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
     args = ap.parse_args()

@@ -144,15 +144,13 @@ def draw_sample(snapshot: Snapshot, history: pd.DataFrame, horizon: int, seed: i
         elapsed = snapshot.time - job.start_time if job.state == "RUNNING" else 0
         out[job.job_id] = runtimes.draw(job.user, job_limit(job, snapshot.machine),
                                         max(elapsed, 0), rng)
-    new, new_runtimes = arrivals.draw(horizon, rng)
-    out.update(new_runtimes)
-    return FutureSample(seed, out, _on_machine(new, snapshot))
-
-
-def _on_machine(jobs: list[Job], snapshot: Snapshot) -> tuple[Job, ...]:
-    """``jobs`` with a partition that no longer exists (or a trace's) made the default."""
     default = next((p.name for p in snapshot.machine.partitions if p.default),
                    snapshot.machine.partitions[0].name if snapshot.machine.partitions else "")
     names = {p.name for p in snapshot.machine.partitions}
-    return tuple(j if j.partition in names else replace(j, partition=default,
-                                                        partitions=(default,)) for j in jobs)
+    new, new_runtimes = arrivals.draw(horizon, rng)
+    # a partition that no longer exists (or a trace's): the default partition
+    new = [j if j.partition in names else replace(j, partition=default, partitions=(default,))
+           for j in new]
+    out.update(new_runtimes)
+    return FutureSample(seed, out, tuple(new))
+

@@ -49,7 +49,6 @@ class Settings:
     objective: str = "avg_bsld"
     samples: int = 8
     horizon: int = 86400
-    beyond: float = 0.0     # arrivals go on for beyond x horizon after it (not measured)
     seed: int = 0
     risk: float = 1.5
     min_gain: float = 0.05
@@ -64,9 +63,8 @@ class Settings:
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
-        if self.samples < 1 or self.horizon < 60 or self.beyond < 0:
-            raise BadInput("--samples must be at least 1, --horizon at least 60 s and "
-                           "--beyond at least 0")
+        if self.samples < 1 or self.horizon < 60:
+            raise BadInput("--samples must be at least 1 and --horizon at least 60 s")
         if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
         if self.conservative_up_to < 0:
@@ -176,8 +174,8 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
     tasks, where = [], []
     for s in range(settings.samples):
-        sample = draw_sample(snapshot, history, int(settings.horizon * (1 + settings.beyond)),
-                             _seed(settings.seed, s), runtimes, arrivals)
+        sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
+                             runtimes, arrivals)
         for c0 in range(0, len(candidates), BATCH):
             tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
                               settings.horizon))
@@ -204,7 +202,21 @@ def _seed(seed: int, sample: int) -> int:
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
            previous: str | None = None, ref: int = 0) -> tuple[int, str, list[dict]]:
-    gain, wins, breaks = _evidence(results, settings, ref)
+    k = METRICS.index(settings.objective)
+    sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
+    obj = sign * results[:, :, k]                 # lower is better from here on
+    base = obj[0]
+    mean = obj.mean(axis=1)
+    scale = max(abs(float(mean[0])), 1e-9)
+    gain = (mean[0] - mean) / scale               # relative improvement of the means
+    wins = (obj < base).mean(axis=1)
+    max_wait = results[:, :, METRICS.index("max_wait")].mean(axis=1)
+    p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
+    limit_max = settings.risk * max_wait[ref] + RISK_SLACK
+    limit_p95 = settings.risk * p95[ref] + RISK_SLACK
+    push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
+    breaks = {"max_wait": max_wait > limit_max, "p95_wait": p95 > limit_p95,
+              "tail_push": ~(push <= settings.risk)}
     safe = ~np.logical_or.reduce(list(breaks.values()))
     ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
     ok[0] = False
@@ -223,7 +235,7 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     if not safe[0] and safe[1:].any():
         # the configuration in effect breaks a limit set by the reference: the best
         # candidate within the limits replaces it, gain or not
-        chosen = 1 + int(np.argmax(np.where(safe[1:], gain[1:], -np.inf)))
+        chosen = 1 + int(np.argmin(np.where(safe[1:], mean[1:], np.inf)))
         return chosen, (f"the configuration in effect is over a risk limit against "
                         f"{candidates[ref].label}; {candidates[chosen].label} is the best "
                         f"within them ({settings.objective} {gain[chosen]:+.1%})"), table
@@ -236,36 +248,17 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
                     f"{gain[best]:+.1%}, wins {wins[best]:.0%}, "
                     f"{'safe' if safe[best] else 'over a risk limit'})")
         return 0, why, table
-    chosen = int(np.argmax(np.where(ok, gain, -np.inf)))
+    order = np.where(ok, mean, np.inf)
+    chosen = int(np.argmin(order))
     prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
     if prev is not None and ok[prev] and prev != chosen:
-        if gain[chosen] - gain[prev] < settings.min_gain:
+        if (mean[prev] - mean[chosen]) / scale < settings.min_gain:
             return prev, (f"{candidates[prev].label} (recommended last time) still wins "
                           f"({gain[prev]:+.1%}); {candidates[chosen].label} is not better "
                           f"by {settings.min_gain:.0%} (hysteresis)"), table
     return chosen, (f"{candidates[chosen].label}: {settings.objective} {gain[chosen]:+.1%} "
                     f"against the configuration in effect, better in {wins[chosen]:.0%} "
                     f"of {results.shape[1]} samples, within the risk limits"), table
-
-
-def _evidence(results: np.ndarray, settings: Settings, ref: int
-              ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """From (candidates, samples, metrics): each candidate's relative gain over the
-    configuration in effect (candidate 0) on the samples' mean objective, the share of
-    samples it is better in, and which risk limits (against candidate ``ref``) it breaks."""
-    k = METRICS.index(settings.objective)
-    sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
-    obj = sign * results[:, :, k]                 # lower is better from here on
-    mean = obj.mean(axis=1)
-    gain = (mean[0] - mean) / max(abs(float(mean[0])), 1e-9)
-    wins = (obj < obj[0]).mean(axis=1)
-    max_wait = results[:, :, METRICS.index("max_wait")].mean(axis=1)
-    p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
-    push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
-    return gain, wins, {
-        "max_wait": max_wait > settings.risk * max_wait[ref] + RISK_SLACK,
-        "p95_wait": p95 > settings.risk * p95[ref] + RISK_SLACK,
-        "tail_push": ~(push <= settings.risk)}
 
 
 def _finite(value: float) -> float | None:

@@ -7,11 +7,8 @@ to its workers.
 
 Measured over the jobs the decision can still affect: those pending at the snapshot and
 those arriving over the horizon (each job is followed until it starts, even after the
-horizon). A sample may hold arrivals past the horizon (``Settings.beyond``): they compete
-with the measured jobs, so that the end of the horizon is not an empty machine, and are
-not measured themselves. The average wait and slowdown count from submission; the p95 and
-maximum wait (what the risk limits judge) count from the snapshot, or from submission if
-later: an old
+horizon). The average wait and slowdown count from submission; the p95 and maximum wait
+(what the risk limits judge) count from the snapshot, or from submission if later: an old
 job's past wait is the same under every candidate, and counted in, it would hide that a
 candidate starves it further (a week-old job that FCFS starts at once and LCFS leaves for
 days differs by days, not by a few per cent). Utilisation is over the horizon itself,
@@ -62,8 +59,7 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
     wait of each job it measures, shape (candidates, jobs), float32."""
     snap, sample = task.snapshot, task.sample
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
-    # running jobs keep their start (FIXED); arrivals after the horizon only compete
-    pending = (base.jobs[FIXED] < 0) & (base.jobs[SUBMIT] <= snap.time + task.horizon)
+    pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
     nice = nice_of(base, snap)
     out = np.zeros((len(task.candidates), len(METRICS)))
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
