@@ -40,7 +40,7 @@ from advisor.units import parse_duration  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
                                       static_policies)
 from advisor.whatif.candidates import history_limits  # noqa: E402
-from advisor.whatif.online import _System  # noqa: E402
+from advisor.whatif.online import ReplaySystem  # noqa: E402
 from advisor.whatif.recommend import Settings  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
 
@@ -141,7 +141,7 @@ def cached_fixed(cache: Path | None, spec: str, weeks: int, every: int, workload
         data = np.load(path, allow_pickle=False)
         return {str(label): (str(spec_), data[f"start{k}"])
                 for k, (label, spec_) in enumerate(zip(data["labels"], data["specs"]))}
-    machine = _System(workload, Estimates(), parse_policy(BASELINE)).machine
+    machine = ReplaySystem(workload, Estimates(), parse_policy(BASELINE)).machine
     fixed = fixed_runs(workload, every, static_policies(machine, limits), executor,
                        limits=limits)
     if path is not None:

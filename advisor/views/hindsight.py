@@ -5,7 +5,7 @@ from rich.console import Group
 from rich.text import Text
 
 from advisor.model import Workload
-from advisor.views.plots import _png, _pyplot
+from advisor.views.plots import png_bytes, pyplot
 from advisor.views.report import narrow_table, short_duration, workload_caption
 from advisor.whatif.hindsight import BEST, BEST_SAFE, ONLINE
 
@@ -27,7 +27,7 @@ def advice_bench_table(workload: Workload, bench) -> Group:
     rows.append((ONLINE, table.iloc[-1]))
     key = bench.objective
     static = table.iloc[1:-1].sort_values(key)
-    shown = {s for _, r in rows for s in [r.spec]}
+    shown = {r.spec for _, r in rows}
     rows += [(r.spec + ("" if r.safe else " (over risk)"), r)
              for r in static.itertuples() if r.spec not in shown][:LISTED]
     for name, r in rows:
@@ -47,7 +47,7 @@ def advice_bench_table(workload: Workload, bench) -> Group:
 
 def advice_bench_png(bench, title: str = "") -> bytes:
     """Average wait per week of submission: the baseline, the best static runs, online."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
     w = bench.weeks
     style = {"baseline": ("0.45", "--"), BEST: ("tab:orange", ":"),
@@ -61,4 +61,4 @@ def advice_bench_png(bench, title: str = "") -> bytes:
                  "against the candidates kept fixed", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return _png(fig, plt)
+    return png_bytes(fig, plt)

@@ -17,7 +17,7 @@ def tune_png(result: TuneResult, title: str = "") -> bytes:
     EASY-FCFS-FCFS on the training weeks (left) joined to the same on the testing weeks
     (right). The best ``NAMED`` on the train weeks are coloured and named in the legend,
     the others grey."""
-    plt = _pyplot()
+    plt = pyplot()
     rows = result.rows()
     fig, ax = plt.subplots(figsize=(7, 7), dpi=100)
     top = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])[:NAMED]
@@ -42,7 +42,7 @@ def tune_png(result: TuneResult, title: str = "") -> bytes:
             f"test {base['test_avg_wait']:.0f} s; {result.train.shape[2]} weeks per half",
             transform=ax.transAxes, fontsize=8)
     fig.tight_layout()
-    return _png(fig, plt)
+    return png_bytes(fig, plt)
 
 
 #: how each limit a candidate breaks is drawn: (marker, colour, legend text)
@@ -54,7 +54,7 @@ BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
 def queue_count_png(study) -> bytes:
     """Lawson and Smirni's Figs. 5 and 7: R per week of P fixed classes and of the online
     choice against one queue (a ``QueueCountStudy``)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
     w = study.weekly
     ax.plot(w["week"], w["r_fixed"], lw=1, ls="--", color="0.45",
@@ -69,12 +69,12 @@ def queue_count_png(study) -> bytes:
                  f"{study.setting} setting", fontsize=10)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    return _png(fig, plt)
+    return png_bytes(fig, plt)
 
 
 def report_png(last: dict, docs: list[dict]) -> bytes:
-    plt = _pyplot()
-    return _png(report_figure(last, docs), plt)
+    plt = pyplot()
+    return png_bytes(report_figure(last, docs), plt)
 
 
 def report_figure(last: dict, docs: list[dict]):
@@ -82,7 +82,7 @@ def report_figure(last: dict, docs: list[dict]):
     samples) against MaxWait from now, with both wait limits and a marker for each limit a
     candidate breaks; and the queue's bounded slowdown at each stored run of the same
     source, changes marked."""
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.lines import Line2D
     fig, (cand, hist) = plt.subplots(1, 2, figsize=(12, 5.5), dpi=100)
     k = last["settings"]["objective"]
@@ -174,7 +174,7 @@ def _broken(row: dict, base: dict | None, risk: float) -> list[str]:
     return ["max_wait"] if over_max else ["p95_wait"]
 
 
-def _pyplot():
+def pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -184,7 +184,7 @@ def _pyplot():
     return plt
 
 
-def _png(fig, plt) -> bytes:
+def png_bytes(fig, plt) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)
@@ -197,7 +197,7 @@ def plan_bins_png(study, name: str) -> bytes:
     less); empty bins are left blank (a ``PlanStudy``)."""
     import numpy as np
     from matplotlib.colors import LogNorm, TwoSlopeNorm
-    plt = _pyplot()
+    plt = pyplot()
     b = study.bins(name)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), dpi=100)
     waits = np.concatenate([b.base[np.isfinite(b.base)], b.plan[np.isfinite(b.plan)]])
@@ -221,4 +221,4 @@ def plan_bins_png(study, name: str) -> bytes:
     fig.suptitle(f"{study.trace}, {study.window[0]} to {study.window[1]}: wait by job size "
                  "and runtime (blue: less wait)", fontsize=11)
     fig.tight_layout()
-    return _png(fig, plt)
+    return png_bytes(fig, plt)

@@ -30,12 +30,10 @@ from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
 from advisor.whatif.candidates import queue_state, slurm_candidate
 from advisor.whatif.futures import history_from_workload
-from advisor.whatif.online import OnlineResult, _System, online_replay, seed000_slowdown
+from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay, seed000_slowdown
 from advisor.whatif.recommend import Settings
 from advisor.whatif.runner import Executor, SerialExecutor
 
-#: the columns of ``AdviceBench.table`` a run is judged by (waits in seconds)
-COLUMNS = ("avg_wait", "p95_wait", "max_wait", "avg_bsld", "r")
 #: objectives a run can be ranked by, and the column that holds them
 RANKED = {"avg_wait": "avg_wait", "avg_bsld": "avg_bsld", "p95_wait": "p95_wait"}
 BEST, BEST_SAFE, ONLINE = "best static", "best static within risk", "online"
@@ -54,7 +52,7 @@ class FixedTask:
 
 def fixed_starts(task: FixedTask) -> np.ndarray:
     """Start times of the window's jobs under ``task.policy`` kept fixed (module docstring)."""
-    system = _System(task.workload, task.estimates, parse_policy(BASELINE))
+    system = ReplaySystem(task.workload, task.estimates, parse_policy(BASELINE))
     base = SchedulingConfig()
 
     def enacted(snap=None):
@@ -70,7 +68,7 @@ class AdviceBench:
     every: int
     objective: str
     risk: float
-    table: pd.DataFrame          # one row per run: name, spec, COLUMNS, safe
+    table: pd.DataFrame          # a row per run: name, spec, run_figures' columns, safe
     weeks: pd.DataFrame          # per week of submission: avg wait of the named runs
     online: OnlineResult
     best: str = ""               # the spec of the best static candidate
@@ -137,7 +135,7 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
         raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
                        f"'{settings.objective}'")
     baseline = baseline or parse_policy(BASELINE)
-    system = _System(workload, estimates, baseline)
+    system = ReplaySystem(workload, estimates, baseline)
     if fixed is None:
         policies = static_policies(system.machine, limits, settings.policies)
         fixed = fixed_runs(workload, every, policies, executor, estimates, limits,

@@ -70,7 +70,7 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
     # risk limits against the baseline, not against whatever is in effect: a chain of
     # changes, each within the limits of the last, could otherwise drift far from it
     settings = replace(settings, reference=settings.reference or baseline)
-    system = _System(workload, estimates, baseline, prior)
+    system = ReplaySystem(workload, estimates, baseline, prior)
     points = system.decision_points(every)
     static = system.play(points, lambda t, snap, hist, cur: cur)
     decisions: list[Decision] = []
@@ -93,7 +93,7 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
     return OnlineResult(baseline.spec, every, start, static, decisions, weeks, total)
 
 
-class _System:
+class ReplaySystem:
     """The trace as jobs a scheduler sees, and its play from decision point to point."""
 
     def __init__(self, workload: Workload, estimates: Estimates, baseline: Policy,

@@ -18,7 +18,7 @@ from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, FixedTask, advice_bench
                                       bench_window, fixed_starts)
 from advisor.views.hindsight import advice_bench_table
 from advisor.whatif.candidates import history_limits
-from advisor.whatif.online import _System
+from advisor.whatif.online import ReplaySystem
 from advisor.whatif.recommend import Settings
 from advisor.whatif.runner import make_executor
 
@@ -68,7 +68,7 @@ def test_the_history_before_a_window_is_what_had_finished_then(kth):
     ended = (jobs.submit + jobs.wait.clip(lower=0) + jobs.runtime) <= since
     assert len(prior) == int(ended.sum()) > 5000 and (prior.submit < since).all()
     assert window.jobs.submit.min() >= since
-    system = _System(window, Estimates(), parse_policy(BASELINE), prior)
+    system = ReplaySystem(window, Estimates(), parse_policy(BASELINE), prior)
     seen = []
     system.play(system.decision_points(86400)[:3],
                 lambda t, snap, history, cur: seen.append(history) or cur)
@@ -81,7 +81,7 @@ def test_the_history_before_a_window_is_what_had_finished_then(kth):
 def test_the_baseline_kept_fixed_is_the_online_runs_baseline(kth_window):
     """A candidate kept fixed is cut at the same decision points as the online run and its
     baseline: the baseline's policy kept fixed gives the baseline's schedule exactly."""
-    system = _System(kth_window, Estimates(), parse_policy(BASELINE))
+    system = ReplaySystem(kth_window, Estimates(), parse_policy(BASELINE))
     baseline = system.play(system.decision_points(86400), lambda t, s, h, c: c)
     fixed = fixed_starts(FixedTask(kth_window, Estimates(), 86400, parse_policy(BASELINE),
                                    ()))

@@ -7,7 +7,7 @@ from adapters.swf import read_swf
 from advisor.engine import Estimates
 from advisor.engine.slurm import run_slurm, workload_input
 from advisor.plugins.spec import BASELINE, parse_policy
-from advisor.whatif.online import _System, compare, online_replay
+from advisor.whatif.online import ReplaySystem, compare, online_replay
 from advisor.whatif.recommend import Settings
 from adapters.swf import resolve_trace
 from advisor.whatif.runner import SerialExecutor
@@ -21,7 +21,7 @@ def kth_weeks():
 
 
 def test_each_decision_sees_the_state_then_and_only_finished_jobs(kth_weeks):
-    system = _System(kth_weeks, Estimates(), parse_policy(BASELINE))
+    system = ReplaySystem(kth_weeks, Estimates(), parse_policy(BASELINE))
     points = system.decision_points(2 * 86400)
     seen = []
 
@@ -46,7 +46,7 @@ def test_cutting_the_run_at_decision_points_costs_little(kth_weeks):
     """The baseline played in 2-day pieces against the same policy in one piece: the cuts
     (each a fresh slurmctld state: backfill timers, the first pass) may move starts a
     little, not the averages. Tolerance: 5% of the average wait."""
-    system = _System(kth_weeks, Estimates(), parse_policy(BASELINE))
+    system = ReplaySystem(kth_weeks, Estimates(), parse_policy(BASELINE))
     pieces = system.play(system.decision_points(2 * 86400), lambda t, s, h, c: c)
     whole, _ = run_slurm(workload_input(kth_weeks, system.first.config))
     submit = system.submit
@@ -54,7 +54,7 @@ def test_cutting_the_run_at_decision_points_costs_little(kth_weeks):
 
 
 def test_seed000_ratio_is_zero_for_the_same_schedule_and_signed(kth_weeks):
-    system = _System(kth_weeks, Estimates(), parse_policy(BASELINE))
+    system = ReplaySystem(kth_weeks, Estimates(), parse_policy(BASELINE))
     start = system.submit + np.arange(len(system.submit)) % 7 * 100
     weeks, total = compare(kth_weeks, system.runtime, start, start)
     assert total["r"] == 0 and (weeks["r"] == 0).all()
@@ -67,7 +67,7 @@ def test_online_replay_follows_its_recommendations(kth_weeks):
     settings = Settings(samples=2, min_wins=0.5,
                         policies=(parse_policy("easy:SPF"), parse_policy("easy:LCFS")))
     result = online_replay(kth_weeks, 2 * 86400, settings, SerialExecutor())
-    assert len(result.decisions) == len(_System(kth_weeks, Estimates(),
+    assert len(result.decisions) == len(ReplaySystem(kth_weeks, Estimates(),
                                                 parse_policy(BASELINE)).decision_points(2 * 86400))
     specs = {d.spec for d in result.decisions}
     assert specs <= {"easy:FCFS:FCFS", "easy:SPF", "easy:LCFS"}
