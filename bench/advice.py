@@ -7,7 +7,7 @@ risk limit, the advice; AvgWait, MaxWait, and the ratios the issue judges.
 
     .venv/bin/python bench/advice.py [--traces SPEC,...] [--weeks 12] [--every 1d]
                                      [--samples 4] [--workers 2] [--out DIR] [--cache DIR]
-                                     [--horizon 1d] [--min-gain G] [--seed N] ...
+                                     [--seeds 0,1,2] [--horizon 1d] [--min-gain G] ...
 
 SPEC is TRACE@WEEK[xLOAD]: a bundled trace's name or an SWF file, the window's first week
 (counted from the trace's first submission) and the factor its arrivals are made denser by.
@@ -37,6 +37,7 @@ from advisor.engine import Estimates  # noqa: E402
 from advisor.model import SECONDS_PER_WEEK  # noqa: E402
 from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
+from advisor.views.hindsight import advice_bench_png  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
                                       static_policies)
 from advisor.whatif.candidates import history_limits  # noqa: E402
@@ -71,12 +72,14 @@ def main() -> None:
     ap.add_argument("--every", default="1d")
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", type=Path, help="directory for each trace's JSON and PNG")
+    ap.add_argument("--out", type=Path, help="directory for each run's JSON and PNG")
     ap.add_argument("--cache", type=Path, help="directory keeping the runs kept fixed")
     ap.add_argument("--tag", default="", help="added to the names of the files written")
     ap.add_argument("--no-prior", action="store_true", help="the advisor's history starts "
                     "empty at the window's start (as before issue 22)")
-    for name, kind in (("horizon", str), ("seed", int), ("min_gain", float),
+    ap.add_argument("--seeds", default="0", help="the advisor's seeds, one run each "
+                    "(comma-separated): one run per trace cannot tell a few per cent apart")
+    for name, kind in (("horizon", str), ("min_gain", float),
                        ("min_wins", float), ("risk", float), ("history_weeks", int)):
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
     args = ap.parse_args()
@@ -100,37 +103,54 @@ def main() -> None:
         t0 = int(whole.jobs["submit"].min()) + w.week * SECONDS_PER_WEEK
         workload, prior = bench_window(whole, t0, t0 + args.weeks * SECONDS_PER_WEEK, w.load)
         limits = history_limits(prior)
-        executor = make_executor(args.workers, "process")
-        began = time.perf_counter()
-        try:
-            fixed = cached_fixed(args.cache, spec, args.weeks, every, workload, limits,
-                                 executor)
-            bench = advice_bench(workload, every, settings, executor, limits=limits,
-                                 fixed=fixed, prior=None if args.no_prior else prior)
-        finally:
-            executor.close()
-        wall = time.perf_counter() - began
-        t, runs = bench.total, bench.table.set_index("spec")
-        base, online = bench.table.iloc[0], bench.table.iloc[-1]
-        best = runs.loc[bench.best]
-        safe = runs.loc[bench.best_safe] if bench.best_safe else None
-        table.add_row(
-            f"{w.name}@{w.week} x{w.load:g}", str(t["jobs"]), f"{base.avg_wait:,.0f}",
-            f"{best.avg_wait:,.0f} {bench.best}",
+        gaps = []
+        for seed in [int(v) for v in args.seeds.split(",")]:
+            executor = make_executor(args.workers, "process")
+            began = time.perf_counter()
+            try:
+                fixed = cached_fixed(args.cache, spec, args.weeks, every, workload, limits,
+                                     executor)
+                bench = advice_bench(workload, every, dataclasses.replace(settings, seed=seed),
+                                     executor, limits=limits, fixed=fixed,
+                                     prior=None if args.no_prior else prior)
+            finally:
+                executor.close()
+            wall = time.perf_counter() - began
+            gaps.append(bench.total["online_vs_best_safe"])
+            table.add_row(*row(w, seed, bench, wall))
+            print(f"{spec} seed {seed}: {bench.total['jobs']} jobs, {wall:.0f} s",
+                  file=sys.stderr)
+            if args.out:
+                write(args.out / f"{w.name}-{w.week}-x{w.load:g}{args.tag}"
+                      f"{'-seed%d' % seed if seed else ''}", w, args.weeks, wall, bench,
+                      dataclasses.replace(settings, seed=seed))
+        if len(gaps) > 1 and None not in gaps:
+            table.add_row(f"{w.name}@{w.week} mean", "", "", "", "", "",
+                          f"{sum(gaps) / len(gaps):+.1%}", "", "", "", "")
+    out.print(table)
+
+
+def row(w: Window, seed: int, bench, wall: float) -> list[str]:
+    """One run's cells: the baseline, the two best static runs and the advice."""
+    t, runs = bench.total, bench.table.set_index("spec")
+    base, online = bench.table.iloc[0], bench.table.iloc[-1]
+    best = runs.loc[bench.best]
+    safe = runs.loc[bench.best_safe] if bench.best_safe else None
+    return [f"{w.name}@{w.week} x{w.load:g} seed {seed}", str(t["jobs"]),
+            f"{base.avg_wait:,.0f}", f"{best.avg_wait:,.0f} {bench.best}",
             f"{safe.avg_wait:,.0f} {bench.best_safe}" if safe is not None else "-",
             f"{online.avg_wait:,.0f}",
             f"{t['online_vs_best_safe']:+.1%}" if safe is not None else "-",
             f"{t['max_wait_over_baseline']:.2f}", f"{online.r:+.2f}", str(t["changes"]),
-            f"{wall:.0f} s")
-        print(f"{spec}: {t['jobs']} jobs, {wall:.0f} s", file=sys.stderr)
-        if args.out:
-            stem = args.out / f"{w.name}-{w.week}-x{w.load:g}{args.tag}"
-            doc = {"trace": w.trace, "week": w.week, "load": w.load, "weeks": args.weeks,
-                   "wall_s": wall, "settings": settings.as_dict(), **bench.as_dict()}
-            stem.with_suffix(".json").write_text(json.dumps(doc, indent=1))
-            from advisor.views.hindsight import advice_bench_png
-            stem.with_suffix(".png").write_bytes(advice_bench_png(bench, spec))
-    out.print(table)
+            f"{wall:.0f} s"]
+
+
+def write(stem: Path, w: Window, weeks: int, wall: float, bench, settings) -> None:
+    """The run's JSON document and its weekly PNG."""
+    doc = {"trace": w.trace, "week": w.week, "load": w.load, "weeks": weeks, "wall_s": wall,
+           "settings": settings.as_dict(), **bench.as_dict()}
+    stem.with_suffix(".json").write_text(json.dumps(doc, indent=1))
+    stem.with_suffix(".png").write_bytes(advice_bench_png(bench, stem.name))
 
 
 def cached_fixed(cache: Path | None, spec: str, weeks: int, every: int, workload, limits,
