@@ -184,6 +184,16 @@ class Cluster:
     def partition(self, name: str) -> Partition | None:
         return next((p for p in self.partitions if p.name == name), None)
 
+    @property
+    def default_partition(self) -> Partition | None:
+        """Where a job asking for no partition goes: the Default=YES one, else the first."""
+        return next((p for p in self.partitions if p.default),
+                    self.partitions[0] if self.partitions else None)
+
+    def with_layout(self, partitions: tuple[Partition, ...] | None) -> Cluster:
+        """The same nodes under ``partitions`` (None: its own)."""
+        return self if partitions is None else replace(self, partitions=partitions)
+
 
 def trace_machine(workload: Workload) -> Cluster:
     """A trace's machine as a cluster: one node per processor (the papers' model), all in

@@ -33,15 +33,12 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from adapters.swf import read_swf, resolve_trace  # noqa: E402
-from advisor.engine import Estimates  # noqa: E402
-from advisor.model import SECONDS_PER_WEEK  # noqa: E402
-from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
+from advisor.model import SECONDS_PER_WEEK, trace_machine  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.views.hindsight import advice_bench_png  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
                                       static_policies)
 from advisor.whatif.candidates import history_limits  # noqa: E402
-from advisor.whatif.online import ReplaySystem  # noqa: E402
 from advisor.whatif.recommend import Settings  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
 
@@ -161,9 +158,8 @@ def cached_fixed(cache: Path | None, spec: str, weeks: int, every: int, workload
         data = np.load(path, allow_pickle=False)
         return {str(label): (str(spec_), data[f"start{k}"])
                 for k, (label, spec_) in enumerate(zip(data["labels"], data["specs"]))}
-    machine = ReplaySystem(workload, Estimates(), parse_policy(BASELINE)).machine
-    fixed = fixed_runs(workload, every, static_policies(machine, limits), executor,
-                       limits=limits)
+    policies = static_policies(trace_machine(workload), limits)
+    fixed = fixed_runs(workload, every, policies, executor, limits=limits)
     if path is not None:
         cache.mkdir(parents=True, exist_ok=True)
         labels = list(fixed)

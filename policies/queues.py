@@ -150,15 +150,10 @@ class ClassRoute:
                            "   advisor_route(job_desc, part_list)\n")
 
 
-def _default(context: Context):
-    parts = context.cluster.partitions
-    return next((p for p in parts if p.default), parts[0])
-
-
 def base_of(context: Context) -> tuple[str, tuple]:
     """The default partition's name and the partitions of the layout: itself, and the
     classes ``<name>1`` .. of an earlier one."""
-    base = _default(context).name
+    base = context.cluster.default_partition.name
     names = {base, *(f"{base}{k}" for k in range(1, MAX_P + 1))}
     return base, tuple(p for p in context.cluster.partitions if p.name in names)
 
@@ -209,7 +204,7 @@ class RuntimeQueues(PluginBase):
 
     def enact(self, params: Params, context: Context) -> Enactment:
         base, own = base_of(context)
-        template = _default(context)
+        template = context.cluster.default_partition
         sets = {"scheduler_type": "sched/backfill", "backfill.bf_job_part_count_reserve": 1}
         kept = tuple(p for p in context.cluster.partitions if p not in own or p is template)
         if params.P == 1:            # one queue: the default partition alone, as it was

@@ -114,15 +114,10 @@ class ShareRoute:
                            helpers, "   advisor_share(job_desc)\n")
 
 
-def _default(context: Context):
-    parts = context.cluster.partitions
-    return next((p for p in parts if p.default), parts[0])
-
-
 def _layout(context: Context):
     """The default partition, the earlier time-sliced partition (or None), and the nodes
     both hold, in the cluster's node order."""
-    base = _default(context)
+    base = context.cluster.default_partition
     if base.name.endswith(SUFFIX):
         raise NoSlurmForm(f"the default partition {base.name} is a time-sliced one")
     earlier = context.cluster.partition(base.name + SUFFIX)

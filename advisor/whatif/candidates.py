@@ -9,7 +9,7 @@ as it is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -89,10 +89,8 @@ def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
     enactment = policy.enact(Context(cluster, base, limits=limits, queue=queue,
                                      user_classes=classes))
     config = enactment.apply(base)
-    layout = replace(cluster, partitions=enactment.partitions) \
-        if enactment.partitions is not None else cluster
     try:
-        gang_partition(layout, config)
+        gang_partition(cluster.with_layout(enactment.partitions), config)
     except BadInput as e:
         raise BadInput(f"{policy.label}: {e}") from None
     return Candidate(policy.spec, policy.label, config, enactment)

@@ -144,8 +144,8 @@ def draw_sample(snapshot: Snapshot, history: pd.DataFrame, horizon: int, seed: i
         elapsed = snapshot.time - job.start_time if job.state == "RUNNING" else 0
         out[job.job_id] = runtimes.draw(job.user, job_limit(job, snapshot.machine),
                                         max(elapsed, 0), rng)
-    default = next((p.name for p in snapshot.machine.partitions if p.default),
-                   snapshot.machine.partitions[0].name if snapshot.machine.partitions else "")
+    default = snapshot.machine.default_partition
+    default = default.name if default else ""
     names = {p.name for p in snapshot.machine.partitions}
     new, new_runtimes = arrivals.draw(horizon, rng)
     # a partition that no longer exists (or a trace's): the default partition

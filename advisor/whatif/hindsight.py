@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from advisor.cleaning import trace_window
-from advisor.engine import Estimates
+from advisor.engine import Estimates, job_arrays
 from advisor.errors import BadInput
 from advisor.metrics import bounded_slowdown
-from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload
+from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload, trace_machine
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
@@ -135,9 +135,8 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
         raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
                        f"'{settings.objective}'")
     baseline = baseline or parse_policy(BASELINE)
-    system = ReplaySystem(workload, estimates, baseline)
     if fixed is None:
-        policies = static_policies(system.machine, limits, settings.policies)
+        policies = static_policies(trace_machine(workload), limits, settings.policies)
         fixed = fixed_runs(workload, every, policies, executor, estimates, limits,
                            (lambda d, n: on_progress("policies kept fixed", d, n))
                            if on_progress else None)
@@ -146,7 +145,8 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
                            if on_progress else None, prior)
     runs = {"baseline": (baseline.spec, online.static_start), **fixed,
             ONLINE: ("online", online.start)}
-    return judged(workload, system.runtime, runs, online, every, settings)
+    return judged(workload, job_arrays(workload, estimates).runtime, runs, online, every,
+                  settings)
 
 
 def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineResult,

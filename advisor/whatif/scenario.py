@@ -123,9 +123,7 @@ def candidate_starts(inp, cand: Candidate, snap: Snapshot, runtimes: Mapping[int
     """Each job's start under the candidate (``candidate_input``'s ``inp``), in its order.
     In a time-sliced partition (``advisor.whatif.timeshared``), a job's start is its end
     less its runtime alone, so that its wait is the delay it sees."""
-    layout = replace(snap.machine, partitions=cand.enactment.partitions) \
-        if cand.enactment.partitions is not None else snap.machine
-    gang = gang_partition(layout, cand.config)
+    gang = gang_partition(snap.machine.with_layout(cand.enactment.partitions), cand.config)
     if gang is None:
         return start_times(inp)
     arrivals = route_jobs(arrivals, snap, cand)
@@ -169,8 +167,7 @@ def routed(snap: Snapshot, cand: Candidate) -> Snapshot:
     candidate's route sends them. A running job keeps its partition when the layout has it,
     else takes the first one holding its first node."""
     e = cand.enactment
-    machine = replace(snap.machine, partitions=e.partitions) if e.partitions is not None \
-        else snap.machine
+    machine = snap.machine.with_layout(e.partitions)
     names = {p.name for p in machine.partitions}
 
     def home(job: Job) -> Job:
