@@ -103,8 +103,8 @@ def candidates_table(doc: dict, width: int = WIDE, top: int = 12) -> Table:
     waits = "waits h:mm:ss" if wide else "waits in hours (h) or minutes (m)"
     table = Table(title=f"Candidates over {settings['samples']} sampled futures of "
                   f"{settings['horizon'] // 3600} h (mean ± sd; {waits}; push: the job "
-                  "pushed furthest past the reference's longest wait, its wait over its "
-                  "wait under the reference; risk: ok, or the limits broken)",
+                  "pushed furthest past the reference's longest wait, its wait from now "
+                  "over its wait under the reference; risk: ok, or the limits broken)",
                   title_justify="left", box=box.SIMPLE, pad_edge=wide,
                   padding=(0, 1) if wide else (0, 1, 0, 0))
     wait = _hms if wide else _hours

@@ -10,7 +10,8 @@ A candidate wins when, against the configuration in effect over the same samples
   with a ``reference`` policy, ``risk`` times the reference's: a site's own baseline, so
   that a run of changes cannot ratchet the limits up (each judged against the last);
 * and, job by job, no job waits beyond the reference's longest wait unless at most
-  ``risk`` times its own wait under the reference (``tail_push``, mean over samples): the
+  ``risk`` times its own wait under the reference (``tail_push``, mean over samples; waits
+  from the snapshot, so that a job already old is not pushed day after day): the
   two maxima above may belong to different jobs, and a short-first order that leaves one
   wide job behind everything passed them decision after decision (SDSC-SP2 online).
 Hysteresis: when the last stored recommendation still wins, a different winner replaces it

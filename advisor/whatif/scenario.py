@@ -14,10 +14,13 @@ candidate starves it further (a week-old job that FCFS starts at once and LCFS l
 days differs by days, not by a few per cent). Utilisation is over the horizon itself,
 running jobs included.
 
-``evaluate`` also returns each job's wait (from submission; NaN if it never starts), in the
-same order for every candidate of a sample, for ``tail_push`` (the recommender's per-job
-risk limit, filled in by ``advisor.whatif.recommend``: one maximum compared with another can
-hide that a candidate starves one particular job).
+``evaluate`` also returns each job's wait from the snapshot, as the p95 and maximum count
+it (NaN if it never starts), in the same order for every candidate of a sample, for
+``tail_push`` (the recommender's per-job risk limit, filled in by
+``advisor.whatif.recommend``: one maximum compared with another can hide that a candidate
+starves one particular job). Counted from submission, a job already days old passed it
+while daily plans put it behind each new day's jobs: pushed one more day, a 3-day-old job
+waits only 4/3 of its wait.
 """
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ class Task:
 
 def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
     """Metrics of every candidate of the task, shape (candidates, len(METRICS)), and the
-    wait of each job it measures, shape (candidates, jobs), float32."""
+    wait from the snapshot of each job it measures, shape (candidates, jobs), float32."""
     snap, sample = task.snapshot, task.sample
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
     pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
@@ -67,7 +70,8 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
         inp = candidate_input(base, cand, snap, nice, sample.runtimes, sample.arrivals)
         start = candidate_starts(inp, cand, snap, sample.runtimes, sample.arrivals)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
-        waits[c] = np.where(start >= 0, start - inp.jobs[SUBMIT], np.nan)[pending]
+        since = np.maximum(inp.jobs[SUBMIT], snap.time)
+        waits[c] = np.where(start >= 0, start - since, np.nan)[pending]
     return out, waits
 
 

@@ -211,6 +211,22 @@ def test_tail_push_flags_the_job_a_candidate_leaves_behind():
     assert chosen == 1 and not table[2]["safe"]
 
 
+def test_the_waits_tail_push_reads_count_from_the_snapshot():
+    """An old job's past wait is the same under every candidate: counted in, a 3-day-old
+    job pushed one more day was only at 4/3 of its wait, and daily plans postponed one
+    wide job for eight days (SDSC-BLUE online). From the snapshot, the push shows whole."""
+    from advisor.whatif.futures import draw_sample
+    from advisor.whatif.scenario import Task, evaluate
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    assert min(j.submit_time for j in snap.pending) < snap.time - 3600   # old jobs wait
+    cands = _cands(2)
+    out, waits = evaluate(Task(snap, tuple(cands), draw_sample(snap, hist, 86400, 1), 86400))
+    k = METRICS.index("max_wait")
+    for c in range(len(cands)):
+        assert np.nanmax(waits[c]) == pytest.approx(out[c, k])    # the max's own count
+    assert np.nanmin(waits) >= 0
+
+
 def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     """Above --conservative-up-to pending jobs the default grid has no conservative
     candidate, the recommendation says so, and a named one is still simulated."""
