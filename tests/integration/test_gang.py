@@ -25,7 +25,8 @@ def test_two_jobs_on_the_same_cpus_take_turns(clean_queue):
         assert "GANG" in slurm.run("scontrol", "show", "config")
         assert "OverSubscribe=FORCE:2" in slurm.run("scontrol", "show", "partition", "ts")
         ids = [slurm.run("sbatch", "--parsable", "-o", "/dev/null", "-p", "ts", "-N",
-                         "1", "-n", str(NODE_CPUS), "--wrap", "sleep 120").strip() for _ in range(2)]
+                         "1", "-n", str(NODE_CPUS), "--wrap", "sleep 120").strip()
+               for _ in range(2)]
         seen = {i: set() for i in ids}
         turns = {i: [] for i in ids}        # the job's states, one entry per change
         both_running = 0

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine import EngineConfig, make_arrays, run
+from advisor.engine import EngineConfig, run
 from advisor.engine.plan import COSTS, Annealing, plan
 from tests.helpers import peak_usage
 from tests.property.test_invariants import workloads

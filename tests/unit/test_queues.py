@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.engine import EngineConfig, Estimates, job_arrays, run
+from advisor.engine import Estimates, job_arrays, run
 from advisor.engine.multiqueue import TRIGGERED, MultiQueue, run_queues
 from advisor.engine.slurm import slurm_input
 from advisor.engine.slurm_layout import FIXED
