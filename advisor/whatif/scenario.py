@@ -66,12 +66,13 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
     nice = nice_of(base, snap)
     out = np.zeros((len(task.candidates), len(METRICS)))
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
+    since = np.maximum(base.jobs[SUBMIT], snap.time)[pending]
     for c, cand in enumerate(task.candidates):
         inp = candidate_input(base, cand, snap, nice, sample.runtimes, sample.arrivals)
         start = candidate_starts(inp, cand, snap, sample.runtimes, sample.arrivals)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
-        since = np.maximum(inp.jobs[SUBMIT], snap.time)
-        waits[c] = np.where(start >= 0, start - since, np.nan)[pending]
+        own = start[pending]
+        waits[c] = np.where(own >= 0, own - since, np.nan)
     return out, waits
 
 
