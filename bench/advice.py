@@ -156,14 +156,20 @@ def write(stem: Path, w: Window, weeks: int, wall: float, bench, settings) -> No
 
 def cached_fixed(cache: Path | None, spec: str, weeks: int, every: int, workload, limits,
                  executor) -> dict:
-    """The default grid kept fixed over the window, from ``cache`` when it holds them."""
+    """The default grid kept fixed over the window; from ``cache`` those it holds (the
+    others are run and added)."""
     path = cache / f"{spec.replace('/', '_')}-{weeks}w-{every}s.npz" if cache else None
+    kept = {}
     if path is not None and path.exists():
         data = np.load(path, allow_pickle=False)
-        return {str(label): (str(spec_), data[f"start{k}"])
+        kept = {str(label): (str(spec_), data[f"start{k}"])
                 for k, (label, spec_) in enumerate(zip(data["labels"], data["specs"]))}
     policies = static_policies(trace_machine(workload), limits)
-    fixed = fixed_runs(workload, every, policies, executor, limits=limits)
+    missing = [p for p in policies if p.label not in kept]
+    if not missing:
+        return {p.label: kept[p.label] for p in policies}
+    fresh = fixed_runs(workload, every, missing, executor, limits=limits)
+    fixed = {p.label: kept.get(p.label) or fresh[p.label] for p in policies}
     if path is not None:
         cache.mkdir(parents=True, exist_ok=True)
         labels = list(fixed)

@@ -16,8 +16,14 @@ leaves that configuration as it is (a priority/basic one becomes priority/multif
 with every weight 0, since only multifactor reads site factors). Slurm then runs the plan
 with its own scheduler: the slurm mode simulates exactly that, so the gain shown is what
 Slurm would realise. The plan stays fixed until the next advisor run. Grid: PLAN 1, 2
-and 3, alone, unless the queue is long; every planned job queues ahead of every later one,
-so each job's wait is bounded by the queue ahead of it at the run (``bounds_wait``).
+and 3, alone, without and with T = 1 day (below), unless the queue is long; every
+planned job queues ahead of every later one, so each job's wait is bounded by the queue
+ahead of it at the run (``bounds_wait``).
+
+``T``, a starvation threshold as the orderings have (seed 002 §6): jobs that have waited
+longer than T lead every plan in submit order. The paper's plans have none: re-planned
+daily, they can put an old wide job behind each new day's jobs again and again. In
+Slurm it is read when the plan is made: the jobs past T get the highest site factors.
 """
 from __future__ import annotations
 
@@ -26,14 +32,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from advisor.plugins import (NEUTRAL_WEIGHTS, Annealing, Context, Enactment, EngineConfig,
-                             JobColumns, LuaFragment, NoSlurmForm, PluginBase, param,
-                             plan_jobs)
+                             JobColumns, LuaFragment, NoSlurmForm, PluginBase,
+                             format_duration, param, plan_jobs)
 
 COSTS = ("wait", "squared", "makespan")
 #: the paper's names; a label says PLAN1 for plan/sa:cost=wait
 ALIASES = {"plan1": {"cost": "wait"}, "plan2": {"cost": "squared"},
            "plan3": {"cost": "makespan"}}
 DEFAULT_N = 100
+#: the thresholds the grid proposes with each plan: none (the paper's) and a day
+GRID_T = (0, 86400)
 #: Slurm keeps a site factor in a signed 32-bit field: the planned order must fit below
 SITE_FACTOR_MAX = 2**31 - 2
 
@@ -46,6 +54,8 @@ class Params:
     N: int = param(DEFAULT_N, "moves tried at each temperature (Algorithm 1's N; T0 = 1, "
                    "Tth = 0.0001 and r = 0.9 are the paper's)", min=1)
     seed: int = param(0, "seed of the annealing's moves", min=0)
+    T: int = param(0, "wait after which a job leads every plan, in submit order (e.g. 1d); "
+                   "0: none, the paper's plans", kind="duration", min=0)
 
 
 def priority_span(context: Context) -> int:
@@ -94,32 +104,40 @@ class SimulatedAnnealingPlan(PluginBase):
     aliases = ALIASES
 
     def candidates(self, context: Context) -> tuple:
-        """PLAN 1-3; none on a long queue, where one plan takes seconds to minutes."""
-        return () if context.queue_is_long else tuple(Params(cost=c) for c in COSTS)
+        """PLAN 1-3, each with no threshold and with one of a day; none on a long queue,
+        where one plan takes seconds to minutes."""
+        return () if context.queue_is_long else tuple(Params(cost=c, T=t) for t in GRID_T
+                                                      for c in COSTS)
 
     def in_grid(self, params: Params, policy) -> bool:
         return len(policy.choices) == 1
 
     def configure(self, config: EngineConfig, params: Params) -> EngineConfig:
         return replace(config, plan=params.cost, annealing=Annealing(moves=params.N),
-                       seed=params.seed)
+                       seed=params.seed, threshold=params.T or None)
 
     def enact(self, params: Params, context: Context) -> Enactment:
         name = next(a for a, v in ALIASES.items() if v["cost"] == params.cost).upper()
+        if params.T:
+            name += f", T={format_duration(params.T)}"
         order = PlanOrder(f"plan order ({name})", ())
         q = context.queue
         if q is not None and len(q.job_id):
             perm, starts, *_ = plan_jobs(q.now, q.run_end, q.run_cpus, q.cpus, q.submit,
                                          q.limit, q.job_cpus, params.cost,
-                                         Annealing(moves=params.N), params.seed)
+                                         Annealing(moves=params.N), params.seed,
+                                         params.T or None)
             step = priority_span(context)
             if len(perm) * step > SITE_FACTOR_MAX:
                 raise NoSlurmForm(f"{len(perm)} pending jobs at {step} priority points a "
                                   "place do not fit in Slurm's site factor range")
-            # the plan's order is by planned start (the paper's execution queue); its
+            # the jobs past T first, in submit order (they lead the permutation); then
+            # the plan's order by planned start (the paper's execution queue): its
             # permutation may list a job that backfills a hole after a later one
+            old = q.now - q.submit > params.T if params.T else np.zeros(len(perm), bool)
             place = {int(k): i for i, k in enumerate(perm)}
-            ranked = sorted(place, key=lambda k: (starts[k], place[k]))
+            ranked = sorted(place, key=lambda k: (0, place[k], 0) if old[k]
+                            else (1, starts[k], place[k]))
             factors = tuple((int(q.job_id[k]), (len(ranked) - i) * step)
                             for i, k in enumerate(ranked))
             order = PlanOrder(order.name, factors, tuple(int(starts[k]) for k in ranked))
@@ -127,7 +145,8 @@ class SimulatedAnnealingPlan(PluginBase):
         return Enactment(
             sets={"priority_type": "priority/multifactor"} if basic else {},
             clears=NEUTRAL_WEIGHTS if basic else {}, site_factor=order,
-            fidelity="approximate", caveats=CAVEATS)
+            fidelity="approximate",
+            caveats=CAVEATS + ((THRESHOLD_CAVEAT,) if params.T else ()))
 
 
 CAVEATS = (
@@ -139,5 +158,7 @@ CAVEATS = (
     "planned on time limits over the cluster's CPUs as one pool: node boundaries, "
     "partitions and jobs ending early are Slurm's, and the next run re-plans",
     "nice values and a site's own site factors are overwritten or may reorder the plan")
+THRESHOLD_CAVEAT = ("T is read when the plan is made: a job that passes T before the next "
+                    "advisor run leads the plan from that run on")
 
 SA = SimulatedAnnealingPlan()

@@ -208,15 +208,16 @@ def _run_queues(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np
 
 def _run_plans(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
     """Plan-based scheduling: returns (start times, each job's start in the first plan
-    that held it). A plan replaces the queue policy, so any queue setting is refused."""
+    that held it). A plan replaces the queue policy, so any queue setting but a starvation
+    threshold (which leads each plan with the jobs past it) is refused."""
     if config.plan not in COSTS:
         raise BadInput(f"unknown plan objective '{config.plan}'; use "
                        f"{', '.join(COSTS)}")
     plain = EngineConfig(plan=config.plan, annealing=config.annealing, seed=config.seed,
-                         batch=config.batch)
+                         batch=config.batch, threshold=config.threshold)
     if config != plain:
         raise BadInput("a plan orders the whole queue itself: give it without a backfilling, "
-                       "an ordering, a threshold or runtime classes")
+                       "an ordering or runtime classes")
     if arrays.t0 is not None:
         raise BadInput("plans cannot resume from a snapshot in the textbook engine: the slurm "
                        "mode simulates a plan's site factors")
@@ -226,7 +227,8 @@ def _run_plans(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.
     start, promised, _, _ = simulate_plans(
         arrays.submit, arrays.runtime, arrays.estimate, arrays.procs, arrays.machine,
         COSTS[config.plan], float(sa.t0), float(sa.t_end), int(sa.moves),
-        float(sa.cooling), int(config.seed))
+        float(sa.cooling), int(config.seed),
+        -1 if config.threshold is None else int(config.threshold))
     return start, promised
 
 

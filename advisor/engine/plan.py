@@ -24,6 +24,11 @@ so a neighbour is rebuilt from the first position the move changed, not from the
 After a rejected move the rows past that position describe the rejected permutation; the
 next rebuild starts at the earlier of its own first change and that position.
 
+A starvation threshold T (seed 002 §6, as the queue orderings have it): at each plan, the
+jobs that have waited longer than T lead the permutation in submit order and the search
+moves only the others, so such a job is placed before any younger one. Without it, each
+re-plan may put an old wide job behind the new arrivals again.
+
 Pure: the seed is an argument (a xorshift64* generator whose state is passed along).
 """
 from __future__ import annotations
@@ -168,9 +173,10 @@ def _move(perm, i, j):
 
 @njit(cache=True)
 def anneal(now, run_end, run_procs, machine, submit, dur, procs, cost_kind,
-           t0, t_end, moves, cooling, state):
+           t0, t_end, moves, cooling, state, head=0):
     """Algorithm 1 over the waiting jobs (``submit``, ``dur`` = estimate of at least 1 s,
-    ``procs``, in queue order) and the running jobs (``run_end``, ``run_procs``).
+    ``procs``, in queue order) and the running jobs (``run_end``, ``run_procs``); the
+    first ``head`` jobs keep their places (those past a threshold), the rest are searched.
 
     Returns (permutation: job indices in plan order, start of each job by index, cost of
     the initial permutation's plan, cost of the plan returned, neighbours evaluated)."""
@@ -193,14 +199,15 @@ def anneal(now, run_end, run_procs, machine, submit, dur, procs, cost_kind,
     best = cost
     evaluated = 0
     # every job starting now is optimal for all three costs: nothing to search
-    if n >= 2 and initial > 0.0 and starts.max() > now:
+    free = n - head
+    if free >= 2 and initial > 0.0 and starts.max() > now:
         scale = initial
         valid = n                      # the profile holds perm's plan up to this position
         temp = t0
         while temp > t_end:
             for _ in range(moves):
-                i = int(uniform(state) * n)
-                j = int(uniform(state) * (n - 1))
+                i = head + int(uniform(state) * free)
+                j = head + int(uniform(state) * (free - 1))
                 if j >= i:
                     j += 1
                 first = min(i, j)
@@ -229,12 +236,14 @@ def anneal(now, run_end, run_procs, machine, submit, dur, procs, cost_kind,
 
 @njit(cache=True)
 def simulate_plans(submit, runtime, estimate, procs, machine, cost_kind, t0, t_end, moves,
-                   cooling, seed):
+                   cooling, seed, threshold=-1):
     """Replay with a plan at every scheduling iteration (§III): each instant at which a
     job arrives, ends (at its runtime, or terminated at its estimate) or reaches its
     planned start re-plans every waiting job, and the jobs planned to start at that
-    instant start. Returns (start of each job, its start in the first plan that held
-    it, plans made, neighbours evaluated)."""
+    instant start. Jobs waiting longer than ``threshold`` (if >= 0) lead each plan in
+    submit order: the queue is kept in arrival order, so they are its first jobs. Returns
+    (start of each job, its start in the first plan that held it, plans made, neighbours
+    evaluated)."""
     n = len(submit)
     dur = np.maximum(estimate, 1)
     run_for = np.minimum(runtime, dur)
@@ -268,10 +277,13 @@ def simulate_plans(submit, runtime, estimate, procs, machine, cost_kind, t0, t_e
             continue
         queue = waiting[:nw]
         busy = running[:nr]
+        head = 0
+        while threshold >= 0 and head < nw and t - submit[queue[head]] > threshold:
+            head += 1
         state[0] = seed_state(np.uint64(seed), np.uint64(plans))
         _, at, _, _, ev = anneal(t, start[busy] + dur[busy], procs[busy], machine,
                                  submit[queue], dur[queue], procs[queue], cost_kind, t0,
-                                 t_end, moves, cooling, state)
+                                 t_end, moves, cooling, state, head)
         plans += 1
         evaluated += ev
         kept = 0
@@ -292,13 +304,25 @@ def simulate_plans(submit, runtime, estimate, procs, machine, cost_kind, t0, t_e
 
 
 def plan(now: int, run_end, run_procs, machine: int, submit, estimate, procs,
-         cost: str = "squared", annealing: Annealing = Annealing(), seed: int = 0):
-    """One plan (see ``anneal``) from numpy inputs; estimates below 1 s count as 1 s."""
+         cost: str = "squared", annealing: Annealing = Annealing(), seed: int = 0,
+         threshold: int | None = None):
+    """One plan (see ``anneal``) from numpy inputs; estimates below 1 s count as 1 s.
+    Jobs waiting longer than ``threshold`` at ``now`` lead it in submit order; the
+    permutation returned lists them first."""
     def i64(x):
         return np.ascontiguousarray(x, dtype=np.int64)
 
+    submit, estimate, procs = i64(submit), i64(estimate), i64(procs)
+    over = now - submit > (threshold if threshold is not None else np.iinfo(np.int64).max)
+    old = np.flatnonzero(over)
+    order = np.concatenate([old[np.argsort(submit[old], kind="stable")],
+                            np.flatnonzero(~over)])
     state = np.array([seed_state(np.uint64(seed), np.uint64(0))], np.uint64)
-    return anneal(int(now), i64(run_end), i64(run_procs), int(machine), i64(submit),
-                  np.maximum(i64(estimate), 1), i64(procs), COSTS[cost],
-                  float(annealing.t0), float(annealing.t_end), int(annealing.moves),
-                  float(annealing.cooling), state)
+    perm, at, initial, best, evaluated = anneal(
+        int(now), i64(run_end), i64(run_procs), int(machine), submit[order],
+        np.maximum(estimate[order], 1), procs[order], COSTS[cost], float(annealing.t0),
+        float(annealing.t_end), int(annealing.moves), float(annealing.cooling), state,
+        len(old))
+    start_of = np.empty_like(at)
+    start_of[order] = at
+    return order[perm], start_of, initial, best, evaluated

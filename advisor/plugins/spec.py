@@ -177,12 +177,14 @@ class Policy:
 def _owners(named: dict[str, Plugin], key: str) -> list[Plugin]:
     """Where a short form's ``key=value`` may go (see the module docstring): the backfill
     plugin named, if it has that parameter, else the ordering named, else every installed
-    plugin of another family that has it (one: it goes there)."""
+    plugin of another family that has it (one: it goes there) and does not replace a
+    family named (a plan's T cannot be meant beside a backfilling)."""
     for family in (BACKFILL, ORDERING):
         if family in named and key in _fields(named[family]):
             return [named[family]]
     return [p for p in registry().plugins.values()
-            if p.family not in (BACKFILL, ORDERING) and key in _fields(p)]
+            if p.family not in (BACKFILL, ORDERING) and key in _fields(p)
+            and not set(p.replaces) & set(named)]
 
 
 def _fields(p: Plugin) -> set[str]:

@@ -67,6 +67,44 @@ def test_a_plan_may_leave_processors_idle_now():
     assert starts.tolist() == [10, 5] and best < initial
 
 
+def test_jobs_past_the_threshold_lead_the_plan_in_submit_order():
+    """The queue above at 100 s with T = 50 s: the five jobs queued before 50 s lead the
+    permutation in submit order and are placed as the queue's order places them (the
+    wide job first, where PLAN 1 and 2 without T move it back); the search moves only the
+    last one."""
+    q = (100, [300, 150], [2, 1], 4, [0, 10, 20, 30, 40, 50],
+         [1000, 10, 10, 10, 60, 10], [4, 1, 1, 2, 1, 3])
+    _, queue_order, *_ = plan(*q, "wait", NO_SEARCH)
+    for cost in ("wait", "squared", "makespan"):
+        _, free, *_ = plan(*q, cost)
+        perm, starts, *_ = plan(*q, cost, threshold=50)
+        assert perm[:5].tolist() == [0, 1, 2, 3, 4]
+        assert starts[:5].tolist() == queue_order[:5].tolist()
+        assert starts[0] == queue_order[0]
+        assert free[0] > queue_order[0] or cost == "makespan"
+    # a job past T is one that has waited longer than T: at exactly T it is not
+    perm, *_ = plan(*q, "wait", threshold=60)
+    assert perm[:4].tolist() == [0, 1, 2, 3] and 4 not in perm[:4]
+
+
+def test_a_threshold_ends_a_plans_starvation_of_a_wide_job():
+    """A 4-processor job queued at 1 s on 4 processors, then a 2-processor job every 10 s
+    for 2,000 s: every plan without a threshold keeps the stream going ahead of it (the
+    mean wait and the makespan gain nothing by starting it); with T = 50 s it leads the
+    first plan made after 51 s and starts when the two running jobs end (at most 15 s
+    and one arrival later); a T longer than the replay changes nothing."""
+    submit = [0, 1] + list(range(10, 2000, 10))
+    runtime = [15, 100] + [15] * (len(submit) - 2)
+    procs = [2, 4] + [2] * (len(submit) - 2)
+    arrays = make_arrays(submit, runtime, runtime, procs, 4)
+    for cost in ("wait", "squared", "makespan"):
+        free, _ = run(arrays, EngineConfig(plan=cost))
+        bounded, _ = run(arrays, EngineConfig(plan=cost, threshold=50))
+        assert free[1] - 1 > 500 and bounded[1] - 1 <= 50 + 10 + 15
+        same, _ = run(arrays, EngineConfig(plan=cost, threshold=10**6))
+        assert np.array_equal(same, free)
+
+
 def test_the_textbook_replay_refuses_queue_settings_and_snapshots():
     arrays = make_arrays([0, 1], [10, 10], [10, 10], [1, 1], 2)
     with pytest.raises(BadInput, match="without a backfilling"):
@@ -120,6 +158,30 @@ def test_a_plan_for_a_live_queue_is_site_factors_in_planned_start_order():
     cand = candidates_for(basic, [parse_policy("plan2")])[1]
     assert cand.config.priority_type == "priority/multifactor"
     assert cand.config.priority_weight_age == 0
+
+
+def test_a_plans_threshold_in_slurm_gives_the_old_jobs_the_top_site_factors():
+    """The same snapshot with T = the median age of its pending jobs: those older than T
+    get the highest site factors, in submit order, then the others in order of planned
+    start; without T the order differs (the plan has moved an old job back)."""
+    from advisor.plugins.spec import parse_policy
+    from advisor.whatif.candidates import candidates_for
+    from advisor.whatif.snapshot import trace_snapshot
+    from tests.conftest import bundled
+    snap = trace_snapshot(bundled("KTH-SP2", False), parse_policy("easy:FCFS:FCFS"),
+                          150 * 86400)
+    submit = {j.job_id: j.submit_time for j in snap.pending}
+    age = int(np.median([snap.time - t for t in submit.values()]))
+    free, bounded = candidates_for(snap, [parse_policy("plan1"),
+                                          parse_policy(f"plan1:T={age}s")])[1:]
+    assert "T=" in bounded.site.name and "T is read when the plan is made" in \
+        " ".join(bounded.caveats)
+    ids = [j for j, _ in bounded.site.factors]
+    old = [j for j in ids if snap.time - submit[j] > age]
+    assert 0 < len(old) < len(ids) and ids[:len(old)] == sorted(old, key=submit.get)
+    rest = list(bounded.site.starts[len(old):])
+    assert rest == sorted(rest)
+    assert [j for j, _ in free.site.factors][:len(old)] != ids[:len(old)]
 
 
 def test_every_job_reserving_keeps_slurm_at_least_as_close_to_the_plan():
