@@ -16,9 +16,8 @@ leaves that configuration as it is (a priority/basic one becomes priority/multif
 with every weight 0, since only multifactor reads site factors). Slurm then runs the plan
 with its own scheduler: the slurm mode simulates exactly that, so the gain shown is what
 Slurm would realise. The plan stays fixed until the next advisor run. Grid: PLAN 1, 2
-and 3, alone, without and with T = 1 day (below), unless the queue is long; every
-planned job queues ahead of every later one, so each job's wait is bounded by the queue
-ahead of it at the run (``bounds_wait``).
+and 3, alone, unless the queue is long; every planned job queues ahead of every later
+one, so each job's wait is bounded by the queue ahead of it at the run (``bounds_wait``).
 
 ``T``, a starvation threshold as the orderings have (seed 002 §6): jobs that have waited
 longer than T lead every plan in submit order. The paper's plans have none: re-planned
@@ -40,8 +39,6 @@ COSTS = ("wait", "squared", "makespan")
 ALIASES = {"plan1": {"cost": "wait"}, "plan2": {"cost": "squared"},
            "plan3": {"cost": "makespan"}}
 DEFAULT_N = 100
-#: the thresholds the grid proposes with each plan: none (the paper's) and a day
-GRID_T = (0, 86400)
 #: Slurm keeps a site factor in a signed 32-bit field: the planned order must fit below
 SITE_FACTOR_MAX = 2**31 - 2
 
@@ -104,10 +101,9 @@ class SimulatedAnnealingPlan(PluginBase):
     aliases = ALIASES
 
     def candidates(self, context: Context) -> tuple:
-        """PLAN 1-3, each with no threshold and with one of a day; none on a long queue,
-        where one plan takes seconds to minutes."""
-        return () if context.queue_is_long else tuple(Params(cost=c, T=t) for t in GRID_T
-                                                      for c in COSTS)
+        """PLAN 1-3 (the paper's, no threshold: docs/advice.md measures the grid with
+        them); none on a long queue, where one plan takes seconds to minutes."""
+        return () if context.queue_is_long else tuple(Params(cost=c) for c in COSTS)
 
     def in_grid(self, params: Params, policy) -> bool:
         return len(policy.choices) == 1

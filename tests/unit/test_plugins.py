@@ -132,13 +132,17 @@ def test_a_plan_stands_alone_under_its_alias():
     assert parse_policy("plan/sa:cost=wait:N=20").canonical == "plan1:N=20"
     assert parse_policy(parse_policy("plan1:N=20").canonical) == parse_policy("plan1:N=20")
     assert plan.engine_config().plan == "squared"
+    # its threshold T is its own (the short form's T= is the threshold family's)
+    bounded = parse_policy("plan1:T=1d")
+    assert bounded.canonical == "plan1:T=1d" and bounded.label == "PLAN1 T=1d"
+    assert bounded.engine_config().threshold == 86400 and plan.engine_config().threshold is None
+    assert parse_policy("easy:SPF:T=1d").choice("threshold").plugin.key == "threshold/queue"
     for spec in ("easy:FCFS + plan2", "plan2 + ordering/spf"):
         with pytest.raises(BadInput, match="replaces the (backfill|ordering) family"):
             parse_policy(spec)
     grid = default_grid(Context(ANY_CLUSTER))
     plans = [p for p in grid if p.choice("plan")]
-    assert [p.spec for p in plans] == ["plan1", "plan2", "plan3", "plan1:T=1d",
-                                       "plan2:T=1d", "plan3:T=1d"]
+    assert [p.spec for p in plans] == ["plan1", "plan2", "plan3"]
     assert all(len(p.choices) == 1 for p in plans)
 
 

@@ -18,8 +18,7 @@ from tests.conftest import bundled
 #: the same order: T=24h is now written T=1d)
 #: runtime-class queues pair with EASY-FCFS only; with no history, the fallback boundaries
 GRID = ["easy:FCFS:P=2:cuts=4h", "easy:FCFS:P=3:cuts=1h/12h",
-        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1", "plan2", "plan3", "plan1:T=1d",
-        "plan2:T=1d", "plan3:T=1d", "easy:FCFS",
+        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1", "plan2", "plan3", "easy:FCFS",
         "depth:FCFS:k=2", "depth:FCFS:k=4", "conservative:FCFS"] + [
     f"{bf}:{order}" + (f":{k}" if k else "") + f":T={t}"
     for order in ("SPF", "LPF", "SQF", "LQF")
@@ -163,7 +162,7 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     snap, _ = _setup(bundled("KTH-SP2", False))
     specs = [p.spec for p in default_grid(Context(snap.machine, snap.config))]
     assert specs == GRID
-    assert len(specs) == 61 and not [s for s in specs if "LCFS" in s]
+    assert len(specs) == 58 and not [s for s in specs if "LCFS" in s]
     assert all("T=" in s for s in specs if ":FCFS" not in s and "plan" not in s)
     with pytest.raises(BadInput, match="LCFS has no Slurm form"):
         slurm_candidate(parse_policy("easy:LCFS:T=4h"), snap.config, snap.machine)
@@ -244,7 +243,7 @@ def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     assert [p.spec for p in kept] == [s for s in GRID if not s.startswith(
         ("conservative:", "plan"))]
     assert len(kept) == 42
-    assert why == (f"19 backfill/conservative and plan/sa candidates not simulated: {n} jobs "
+    assert why == (f"16 backfill/conservative and plan/sa candidates not simulated: {n} jobs "
                    f"pending, more than --conservative-up-to {n - 1} (on a long queue each of "
                    "their simulations or plans takes seconds); name one with --candidate, "
                    "e.g. plan1, to simulate it")
