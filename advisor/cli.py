@@ -55,7 +55,9 @@ def _settings(args, **changes):
     from advisor.whatif.recommend import Settings
     policies = tuple(parse_policy(s) for s in args.candidate) if args.candidate else None
     settings = Settings(objective=args.objective, samples=args.samples,
-                        horizon=parse_duration(args.horizon), seed=args.seed, risk=args.risk,
+                        horizon=parse_duration(args.horizon),
+                        horizon_max=parse_duration(args.horizon_max), seed=args.seed,
+                        risk=args.risk,
                         min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
                         history_weeks=args.history_weeks,
                         conservative_up_to=args.conservative_up_to, policies=policies,

@@ -93,6 +93,9 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
                    help="avg_bsld (default), avg_wait, p95_wait or utilization")
     p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
     p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
+    p.add_argument("--horizon-max", default="3d", help="the horizon grows to the queue's "
+                   "drain time (its jobs' limits in CPU-seconds over the CPUs) up to this "
+                   "(default 3d; 0: fixed)")
     p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
                    "to this factor of the configuration in effect's (or --reference's), and "
                    "no job's wait past its longest wait by more (default 1.5)")

@@ -76,14 +76,15 @@ def main() -> None:
                     "empty at the window's start (as before issue 22)")
     ap.add_argument("--seeds", default="0", help="the advisor's seeds, one run each "
                     "(comma-separated): one run per trace cannot tell a few per cent apart")
-    for name, kind in (("horizon", str), ("min_gain", float),
+    for name, kind in (("horizon", str), ("horizon_max", str), ("min_gain", float),
                        ("min_wins", float), ("risk", float), ("history_weeks", int)):
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
     args = ap.parse_args()
     knobs = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)
              if getattr(args, f.name, None) is not None and f.name != "samples"}
-    if "horizon" in knobs:
-        knobs["horizon"] = parse_duration(knobs["horizon"])
+    for name in ("horizon", "horizon_max"):
+        if name in knobs:
+            knobs[name] = parse_duration(knobs[name])
     settings = Settings(objective="avg_wait", samples=args.samples, **knobs)
     every = parse_duration(args.every)
     if args.out:

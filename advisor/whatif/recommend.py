@@ -14,13 +14,17 @@ A candidate wins when, against the configuration in effect over the same samples
   from the snapshot, so that a job already old is not pushed day after day): the
   two maxima above may belong to different jobs, and a short-first order that leaves one
   wide job behind everything passed them decision after decision (SDSC-SP2 online).
+The horizon grows from ``horizon`` to the queue's drain time, up to ``horizon_max``
+(``drain_horizon``): with a queue deeper than a day, one-day futures end before the wide
+jobs at its tail start, and a candidate that delays them day after day looks safe on each
+day (CTC-SP2 online, docs/advice.md).
 Hysteresis: when the last stored recommendation still wins, a different winner replaces it
 only if it beats it by another ``min_gain``. Seed 000's trigger (optional): simulate only
 when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 import numpy as np
@@ -50,6 +54,7 @@ class Settings:
     objective: str = "avg_bsld"
     samples: int = 8
     horizon: int = 86400
+    horizon_max: int = 3 * 86400  # the horizon grows to the queue's drain time, up to this
     seed: int = 0
     risk: float = 1.5
     min_gain: float = 0.05
@@ -64,8 +69,9 @@ class Settings:
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
-        if self.samples < 1 or self.horizon < 60:
-            raise BadInput("--samples must be at least 1 and --horizon at least 60 s")
+        if self.samples < 1 or self.horizon < 60 or self.horizon_max < 0:
+            raise BadInput("--samples must be at least 1, --horizon at least 60 s and "
+                           "--horizon-max at least 0")
         if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
         if self.conservative_up_to < 0:
@@ -144,10 +150,20 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                               f"queue bounded slowdown {qb:.2f} is within the trigger "
                               f"{settings.trigger:g}: nothing simulated", qb, False,
                               len(history), left_out=left_out)
+    if settings.horizon_max > settings.horizon:
+        settings = replace(settings, horizon=drain_horizon(snapshot, settings))
     results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref)
     chosen, reason, table = decide(candidates, results, settings, previous, ref)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table, left_out)
+
+
+def drain_horizon(snapshot: Snapshot, settings: Settings) -> int:
+    """The time the machine needs to run the pending jobs' limits (their CPU-seconds over
+    its CPUs), between ``settings.horizon`` and ``settings.horizon_max`` (when larger)."""
+    work = sum(j.cpus * job_limit(j, snapshot.machine) for j in snapshot.pending)
+    drain = work // max(snapshot.machine.cpus, 1)
+    return int(max(min(drain, settings.horizon_max), settings.horizon))
 
 
 def reference_index(candidates: list[Candidate], policy: Policy | None,

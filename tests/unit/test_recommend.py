@@ -130,6 +130,29 @@ def test_every_executor_gives_the_same_results():
     assert not ray.is_initialized()
 
 
+def test_the_horizon_grows_to_the_queues_drain_time():
+    """CTC-SP2 on day 66 under EASY-FCFS: 60 pending jobs whose limits take the machine
+    1.8 days; the futures last that long (not a day), up to --horizon-max, and a day when
+    the queue drains sooner (day 84) or --horizon-max is 0."""
+    from advisor.engine.slurm import job_limit
+    from advisor.whatif.futures import history_from_workload
+    from advisor.whatif.recommend import recommend
+    from advisor.whatif.snapshot import trace_snapshot
+    ctc = bundled("CTC-SP2", False)
+    deep = trace_snapshot(ctc, parse_policy("easy:FCFS:FCFS"), 66 * 86400)
+    work = sum(j.cpus * job_limit(j, deep.machine) for j in deep.pending)
+    drain = work // deep.machine.cpus
+    assert len(deep.pending) == 60 and 1.5 * 86400 < drain < 2 * 86400
+    quick = Settings(samples=1, policies=(parse_policy("easy:SPF:T=1d"),))
+    hist = history_from_workload(ctc, deep.time)
+    assert recommend(deep, hist, quick).settings.horizon == drain
+    assert recommend(deep, hist, replace(quick, horizon_max=36 * 3600)).settings.horizon == \
+        36 * 3600
+    assert recommend(deep, hist, replace(quick, horizon_max=0)).settings.horizon == 86400
+    light = trace_snapshot(ctc, parse_policy("easy:FCFS:FCFS"), 84 * 86400)
+    assert recommend(light, hist, quick).settings.horizon == 86400
+
+
 def test_a_candidate_input_is_the_input_built_from_scratch_under_its_configuration():
     """``under_config`` (vectorised, per candidate) against ``slurm_input`` (job by job)."""
     from dataclasses import replace
