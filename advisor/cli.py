@@ -54,14 +54,15 @@ def _settings(args, **changes):
     from advisor.units import parse_duration
     from advisor.whatif.recommend import Settings
     policies = tuple(parse_policy(s) for s in args.candidate) if args.candidate else None
-    settings = Settings(objective=args.objective, samples=args.samples,
-                        horizon=parse_duration(args.horizon),
-                        horizon_max=parse_duration(args.horizon_max), seed=args.seed,
-                        risk=args.risk,
-                        min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
-                        history_weeks=args.history_weeks,
-                        conservative_up_to=args.conservative_up_to, policies=policies,
-                        **changes)
+    given = dict(objective=args.objective, samples=args.samples,
+                 horizon=parse_duration(args.horizon),
+                 horizon_max=parse_duration(args.horizon_max), seed=args.seed, risk=args.risk,
+                 min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
+                 history_weeks=args.history_weeks,
+                 conservative_up_to=args.conservative_up_to, policies=policies,
+                 reference=parse_policy(args.reference) if args.reference else None,
+                 history_floor=not args.no_history_floor)
+    settings = Settings(**{**given, **changes})
     settings.check()
     return settings
 
@@ -124,7 +125,7 @@ def _online(args, out: Console) -> int:
     if every < 60:
         raise BadInput("--online EVERY must be at least 60 s")
     settings = _settings(args, reference=parse_policy(args.reference) if args.reference
-                         else baseline)
+                         else baseline)   # the limits against the baseline, by default
     if args.plot:
         if not args.against_static:
             raise BadInput("--plot draws the --against-static benchmark: add --against-static")

@@ -99,6 +99,12 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
                    "to this factor of the configuration in effect's (or --reference's), and "
                    "no job's wait past its longest wait by more (default 1.5)")
+    p.add_argument("--reference", metavar="SPEC", help="risk limits against this policy "
+                   "(default: the configuration in effect; replay --online: its --policy "
+                   "baseline), and no lower than --risk times its MaxWait and p95 wait on "
+                   "the last --history-weeks of history, replayed")
+    p.add_argument("--no-history-floor", action="store_true", help="risk limits against "
+                   "the reference's futures alone, not floored by its replayed history")
     p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
                    "(default 0.05)")
     p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "
@@ -155,8 +161,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "run the advisor every EVERY (1d, 1w) on what the simulated system knows "
                    "then, follow its recommendations, and compare with --policy kept "
                    "throughout (default EASY-FCFS-FCFS) in the engine's slurm mode")
-    p.add_argument("--reference", metavar="SPEC", help="--online: risk limits against this "
-                   "policy (default: the --policy baseline)")
     p.add_argument("--against-static", action="store_true", help="--online: also play every "
                    "candidate kept fixed over the same decision points, and rank the advice "
                    "against the best of them (docs/advice.md)")

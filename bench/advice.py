@@ -34,6 +34,7 @@ from rich.table import Table  # noqa: E402
 
 from adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.model import SECONDS_PER_WEEK, trace_machine  # noqa: E402
+from advisor.plugins.spec import parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.views.hindsight import advice_bench_png  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
@@ -79,9 +80,16 @@ def main() -> None:
     for name, kind in (("horizon", str), ("horizon_max", str), ("min_gain", float),
                        ("min_wins", float), ("risk", float), ("history_weeks", int)):
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
+    ap.add_argument("--no-history-floor", dest="history_floor", action="store_false",
+                    default=None, help="the risk limits from the futures alone")
+    ap.add_argument("--policies", help="the advice's only candidates (specs, comma-"
+                    "separated; the runs kept fixed stay the whole grid)")
     args = ap.parse_args()
     knobs = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)
-             if getattr(args, f.name, None) is not None and f.name != "samples"}
+             if getattr(args, f.name, None) is not None
+             and f.name not in ("samples", "policies")}
+    if args.policies:
+        knobs["policies"] = tuple(parse_policy(p) for p in args.policies.split(","))
     for name in ("horizon", "horizon_max"):
         if name in knobs:
             knobs[name] = parse_duration(knobs[name])

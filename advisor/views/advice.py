@@ -65,6 +65,8 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
         parts.append(ByWidth(lambda width: candidates_table(doc, width, top)))
     if doc.get("left_out"):
         parts.append(Text(doc["left_out"], style="dim"))
+    if doc.get("reference_tails"):
+        parts.append(Text(floor_line(doc), style="dim"))
     verdict = "change recommended" if doc["change"] else "keep the configuration in effect"
     parts.append(Text(f"{verdict}: {doc['reason']}",
                       style="bold green" if doc["change"] else "bold"))
@@ -75,6 +77,14 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
     if "applied" in doc:
         parts.append(applied_view(doc["applied"]))
     return Group(*parts)
+
+
+def floor_line(doc: dict) -> str:
+    """The floor under the risk limits: the reference replayed on the recent history."""
+    t, s = doc["reference_tails"], doc["settings"]
+    return (f"risk limits no lower than {s['risk']:g} x the reference's MaxWait "
+            f"{_hms(t['max_wait'])} and p95 wait {_hms(t['p95_wait'])} on the last "
+            f"{s['history_weeks']} weeks of history ({t['jobs']} jobs, replayed)")
 
 
 class ByWidth:

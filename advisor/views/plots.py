@@ -115,12 +115,16 @@ def report_figure(last: dict, docs: list[dict]):
     handles += [Line2D([], [], marker=m, color=c, ls="", label=t)
                 for name, (m, c, t) in BROKEN.items() if name in seen]
     if base is not None:
-        cand.axvline(risk * base["max_wait"] / 3600, color="tab:red", lw=0.8, ls="--")
+        # the limits decide() used: the reference's futures, floored by its history
+        tails = last.get("reference_tails") or {"max_wait": 0.0, "p95_wait": 0.0}
+        of = "reference" if not last.get("reference_tails") else "reference or its history"
+        limit = risk * max(base["max_wait"], tails["max_wait"]) / 3600
+        cand.axvline(limit, color="tab:red", lw=0.8, ls="--")
         handles.append(Line2D([], [], color="tab:red", lw=0.8, ls="--",
-                              label=f"MaxWait limit ({risk:g} x reference)"))
-        p95 = risk * base["p95_wait"] / 3600
+                              label=f"MaxWait limit ({risk:g} x {of})"))
+        p95 = risk * max(base["p95_wait"], tails["p95_wait"]) / 3600
         handles.append(Line2D([], [], color="tab:orange", lw=0.8, ls=":",
-                              label=f"p95 wait limit: {p95:.1f} h ({risk:g} x reference; "
+                              label=f"p95 wait limit: {p95:.1f} h ({risk:g} x {of}; "
                               "not on this axis)"))
     cand.legend(handles=handles, fontsize=7, loc="best")
     cand.set_xlabel("MaxWait from now, mean over samples (h)")

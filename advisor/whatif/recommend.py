@@ -14,6 +14,14 @@ A candidate wins when, against the configuration in effect over the same samples
   from the snapshot, so that a job already old is not pushed day after day): the
   two maxima above may belong to different jobs, and a short-first order that leaves one
   wide job behind everything passed them decision after decision (SDSC-SP2 online).
+With a reference policy and ``history_floor``, each of these limits is at least ``risk``
+times what the reference gives on the recent past: the jobs of the history's last
+``history_weeks`` weeks replayed under it by the textbook engine (``reference_tails``);
+job by job, a job counts as pushed only past ``risk`` times that MaxWait, counted from its
+submission. A candidate then passes where its tails stay within what the reference itself
+produced lately, as a site judges MaxWait over weeks: one day's futures hold only that
+day's jobs, a small and noisy scale, which forced out even the best configuration kept
+fixed on many days (docs/advice.md, "The limits floored by the recent past").
 The horizon grows from ``horizon`` to the queue's drain time, up to ``horizon_max``
 (``drain_horizon``): with a queue deeper than a day, one-day futures end before the wide
 jobs at its tail start, and a candidate that delays them day after day looks safe on each
@@ -25,15 +33,16 @@ when the queue's bounded slowdown now exceeds ``trigger``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from advisor.engine import make_arrays, run
 from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
 from advisor.metrics import bounded_slowdown
-from advisor.model import Snapshot
+from advisor.model import SECONDS_PER_WEEK, Snapshot
 from advisor.plugins.contract import LONG_QUEUE, Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
@@ -47,6 +56,8 @@ OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 RISK_SLACK = 60.0
 #: candidates per task: a task is one sample under this many candidates
 BATCH = 24
+#: a history with fewer recent jobs gives the risk limits no floor
+MIN_TAIL_JOBS = 20
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,7 @@ class Settings:
     policies: tuple[Policy, ...] | None = None   # None: the default grid
     conservative_up_to: int = LONG_QUEUE   # the default grid's long queue, in pending jobs
     reference: Policy | None = None        # risk limits against this policy (None: current)
+    history_floor: bool = True             # ... and no lower than it gives on the history
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -104,6 +116,7 @@ class Recommendation:
     history_jobs: int = 0
     table: list[dict] = field(default_factory=list)
     left_out: str = ""           # what the default grid left out, and why
+    floor: "Tails | None" = None  # the reference's tails on the history (limits' floor)
 
     @property
     def change(self) -> bool:
@@ -115,6 +128,7 @@ class Recommendation:
                 "queue_bsld": self.queue_bsld, "triggered": self.triggered,
                 "history_jobs": self.history_jobs, "left_out": self.left_out,
                 "settings": self.settings.as_dict(),
+                "reference_tails": self.floor._asdict() if self.floor else None,
                 "candidates": self.table}
 
 
@@ -152,10 +166,47 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                               len(history), left_out=left_out)
     if settings.horizon_max > settings.horizon:
         settings = replace(settings, horizon=drain_horizon(snapshot, settings))
-    results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref)
-    chosen, reason, table = decide(candidates, results, settings, previous, ref)
+    floor = None
+    if settings.history_floor and settings.reference is not None:
+        floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
+                                settings.history_weeks)
+    results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref,
+                       settings.risk * floor.max_wait if floor else None)
+    chosen, reason, table = decide(candidates, results, settings, previous, ref, floor)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
-                          True, len(history), table, left_out)
+                          True, len(history), table, left_out, floor)
+
+
+class Tails(NamedTuple):
+    """A policy's MaxWait and p95 wait (s, from submission) over a stretch of history."""
+
+    max_wait: float
+    p95_wait: float
+    jobs: int
+
+
+def reference_tails(history: pd.DataFrame, cpus: int, reference: Policy,
+                    weeks: int) -> Tails | None:
+    """``reference`` on the jobs of the history's last ``weeks`` weeks (submitted then,
+    finished by now), replayed from an empty machine of ``cpus`` CPUs by the textbook
+    engine: a scale for the risk limits that one day's futures cannot give. None for a
+    history of fewer than ``MIN_TAIL_JOBS`` jobs."""
+    if history is None or not len(history):
+        return None
+    submit = history["submit"].to_numpy(np.int64)
+    recent = history[(submit > submit.max() - weeks * SECONDS_PER_WEEK)
+                     & (history["runtime"].to_numpy() >= 0)]
+    if len(recent) < MIN_TAIL_JOBS:
+        return None
+    recent = recent.sort_values("submit", kind="mergesort")
+    runtime = recent["runtime"].to_numpy(np.int64)
+    limit = recent["limit"].to_numpy(np.int64)
+    sub = recent["submit"].to_numpy(np.int64)
+    arrays = make_arrays(sub, runtime, np.where(limit > 0, np.maximum(limit, runtime), runtime),
+                         np.clip(recent["cpus"].to_numpy(np.int64), 1, cpus), cpus)
+    start, _ = run(arrays, reference.engine_config())
+    wait = (start - sub).astype(np.float64)
+    return Tails(float(wait.max()), float(np.percentile(wait, 95)), len(wait))
 
 
 def drain_horizon(snapshot: Snapshot, settings: Settings) -> int:
@@ -184,9 +235,10 @@ def reference_index(candidates: list[Candidate], policy: Policy | None,
 def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
              settings: Settings, executor: Executor | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             ref: int = 0) -> np.ndarray:
+             ref: int = 0, allow: float | None = None) -> np.ndarray:
     """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
-    against candidate ``ref``."""
+    against candidate ``ref``, a job counted as pushed only past a wait of ``allow``
+    seconds from its submission, when given."""
     runtimes = RuntimeModel(history)
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
     tasks, where = [], []
@@ -199,16 +251,19 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
             where.append((s, c0))
     results = np.zeros((len(candidates), settings.samples, len(METRICS)))
     waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
+    ages: list[np.ndarray | None] = [None] * settings.samples
     executor = executor or SerialExecutor()
-    for done, (i, (out, w)) in enumerate(executor.map_unordered(evaluate, tasks), start=1):
+    for done, (i, (out, w, age)) in enumerate(executor.map_unordered(evaluate, tasks), 1):
         s, c0 = where[i]
         results[c0:c0 + out.shape[0], s] = out
         waits[s][c0:c0 + out.shape[0]] = list(w)
+        ages[s] = age
         if on_progress:
             on_progress(done, len(tasks))
     push = METRICS.index("tail_push")
     for s in range(settings.samples):
-        results[:, s, push] = tail_push(np.array(waits[s]), ref)
+        results[:, s, push] = tail_push(np.array(waits[s]), ref,
+                                        None if allow is None else allow - ages[s])
     return results
 
 
@@ -218,7 +273,8 @@ def _seed(seed: int, sample: int) -> int:
 
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
-           previous: str | None = None, ref: int = 0) -> tuple[int, str, list[dict]]:
+           previous: str | None = None, ref: int = 0, floor: Tails | None = None
+           ) -> tuple[int, str, list[dict]]:
     k = METRICS.index(settings.objective)
     sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
     obj = sign * results[:, :, k]                 # lower is better from here on
@@ -231,6 +287,9 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
     limit_max = settings.risk * max_wait[ref] + RISK_SLACK
     limit_p95 = settings.risk * p95[ref] + RISK_SLACK
+    if floor is not None:
+        limit_max = max(limit_max, settings.risk * floor.max_wait)
+        limit_p95 = max(limit_p95, settings.risk * floor.p95_wait)
     push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
     breaks = {"max_wait": max_wait > limit_max, "p95_wait": p95 > limit_p95,
               "tail_push": ~(push <= settings.risk)}

@@ -15,10 +15,10 @@ days differs by days, not by a few per cent). Utilisation is over the horizon it
 running jobs included.
 
 ``evaluate`` also returns each job's wait from the snapshot, as the p95 and maximum count
-it (NaN if it never starts), in the same order for every candidate of a sample, for
-``tail_push`` (the recommender's per-job risk limit, filled in by
-``advisor.whatif.recommend``: one maximum compared with another can hide that a candidate
-starves one particular job). Counted from submission, a job already days old passed it
+it (NaN if it never starts), in the same order for every candidate of a sample, and how
+long each had waited by the snapshot, for ``tail_push`` (the recommender's per-job risk
+limit, filled in by ``advisor.whatif.recommend``: one maximum compared with another can
+hide that a candidate starves one particular job). Counted from submission, a job already days old passed it
 while daily plans put it behind each new day's jobs: pushed one more day, a 3-day-old job
 waits only 4/3 of its wait.
 """
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,9 +58,16 @@ class Task:
     horizon: int
 
 
-def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
-    """Metrics of every candidate of the task, shape (candidates, len(METRICS)), and the
-    wait from the snapshot of each job it measures, shape (candidates, jobs), float32."""
+class Outcome(NamedTuple):
+    """What ``evaluate`` finds for one sample under a batch of candidates."""
+
+    metrics: np.ndarray    # (candidates, len(METRICS))
+    waits: np.ndarray      # (candidates, jobs) from the snapshot, float32, NaN: never starts
+    ages: np.ndarray       # (jobs,) each job's wait before the snapshot (0: arrives later)
+
+
+def evaluate(task: Task) -> Outcome:
+    """Every candidate of the task on its sample (``Outcome``)."""
     snap, sample = task.snapshot, task.sample
     base = slurm_input(snap, sample.runtimes, sample.arrivals, config=snap.config)
     pending = base.jobs[FIXED] < 0          # running jobs keep their start (FIXED)
@@ -73,16 +81,20 @@ def evaluate(task: Task) -> tuple[np.ndarray, np.ndarray]:
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
         own = start[pending]
         waits[c] = np.where(own >= 0, own - since, np.nan)
-    return out, waits
+    return Outcome(out, waits, (since - base.jobs[SUBMIT][pending]).astype(np.float64))
 
 
-def tail_push(waits: np.ndarray, ref: int) -> np.ndarray:
+def tail_push(waits: np.ndarray, ref: int, allow: np.ndarray | None = None) -> np.ndarray:
     """Per candidate (rows of one sample's ``waits``): how much it pushes the job it delays
     most beyond the reference's worst wait, as that job's wait over its wait under the
     reference (0: no job waits longer than the reference's longest wait). A candidate
     that lets one job fall behind everything (a wide job under a short-first order) shows
-    here, even when its maximum wait, another job's, looks like the reference's."""
+    here, even when its maximum wait, another job's, looks like the reference's.
+    ``allow``: per job, a wait from the snapshot it may reach without counting as pushed
+    (the recommender's floor from history, less the job's age)."""
     worst = np.nanmax(waits[ref]) if np.isfinite(waits[ref]).any() else np.inf
+    if allow is not None:
+        worst = np.maximum(worst, allow)
     # a job the reference never starts counts as waiting forever: nothing can push it
     own = np.where(np.isnan(waits[ref]), np.inf, np.maximum(waits[ref], 60.0))
     cand = np.where(np.isnan(waits), np.inf, waits)

@@ -111,7 +111,7 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     assert queues["candidates"] == ["P=2 cuts=4h", "P=3 cuts=1h/12h", "P=4 cuts=1h/4h/12h"]
     assert queues["fidelity"] == "approximate"
     plan = plugins["plan/sa"]          # alone (it replaces ordering and backfill), by alias
-    assert plan["candidates"] == ["plan1", "plan2", "plan3"]
+    assert plan["candidates"] == ["plan1 T=1d", "plan2 T=1d", "plan3 T=1d"]
     assert plan["fidelity"] == "approximate" and plan["bounds_wait"]
     text = advisor("policies").stdout
     assert "threshold (optional)" in text and "backfill (default easy)" in text

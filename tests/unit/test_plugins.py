@@ -142,7 +142,7 @@ def test_a_plan_stands_alone_under_its_alias():
             parse_policy(spec)
     grid = default_grid(Context(ANY_CLUSTER))
     plans = [p for p in grid if p.choice("plan")]
-    assert [p.spec for p in plans] == ["plan1", "plan2", "plan3"]
+    assert [p.spec for p in plans] == ["plan1:T=1d", "plan2:T=1d", "plan3:T=1d"]
     assert all(len(p.choices) == 1 for p in plans)
 
 

@@ -15,10 +15,10 @@ from tests.conftest import bundled
 
 
 #: the default grid as it stood before the policy families became plugins (identical, in
-#: the same order: T=24h is now written T=1d)
+#: the same order: T=24h is now written T=1d), but for the plans' 1-day threshold
 #: runtime-class queues pair with EASY-FCFS only; with no history, the fallback boundaries
 GRID = ["easy:FCFS:P=2:cuts=4h", "easy:FCFS:P=3:cuts=1h/12h",
-        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1", "plan2", "plan3", "easy:FCFS",
+        "easy:FCFS:P=4:cuts=1h/4h/12h", "plan1:T=1d", "plan2:T=1d", "plan3:T=1d", "easy:FCFS",
         "depth:FCFS:k=2", "depth:FCFS:k=4", "conservative:FCFS"] + [
     f"{bf}:{order}" + (f":{k}" if k else "") + f":T={t}"
     for order in ("SPF", "LPF", "SQF", "LQF")
@@ -243,7 +243,8 @@ def test_the_waits_tail_push_reads_count_from_the_snapshot():
     snap, hist = _setup(bundled("KTH-SP2", False))
     assert min(j.submit_time for j in snap.pending) < snap.time - 3600   # old jobs wait
     cands = _cands(2)
-    out, waits = evaluate(Task(snap, tuple(cands), draw_sample(snap, hist, 86400, 1), 86400))
+    out, waits, ages = evaluate(Task(snap, tuple(cands), draw_sample(snap, hist, 86400, 1),
+                                     86400))
     k = METRICS.index("max_wait")
     for c in range(len(cands)):
         assert np.nanmax(waits[c]) == pytest.approx(out[c, k])    # the max's own count
@@ -269,7 +270,7 @@ def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     assert why == (f"16 backfill/conservative and plan/sa candidates not simulated: {n} jobs "
                    f"pending, more than --conservative-up-to {n - 1} (on a long queue each of "
                    "their simulations or plans takes seconds); name one with --candidate, "
-                   "e.g. plan1, to simulate it")
+                   "e.g. plan1:T=1d, to simulate it")
     quick = Settings(samples=1, horizon=3600, conservative_up_to=n - 1)
     rec = recommend(snap, hist, quick)
     assert rec.as_dict()["left_out"] == why
