@@ -7,6 +7,7 @@ line overrides both. Flat keys, e.g.::
 
     objective = "avg_wait"
     risk = 1.3
+    reference = "easy:FCFS:FCFS"
     store = "/var/lib/slurm-policy-advisor/advisor.sqlite"
     executor = "ray"
     ray_address = "auto"
@@ -32,6 +33,7 @@ SYSTEM_CONFIG = Path("/etc/slurm-policy-advisor/advisor.toml")
 KEYS = {
     "objective": (str, "avg_bsld, avg_wait, p95_wait or utilization"),
     "risk": ((int, float), "a number >= 1"),
+    "reference": (str, "a policy spec, e.g. easy:FCFS:FCFS"),
     "store": (str, "a path"),
     "executor": (str, "auto, serial, process or ray"),
     "ray_address": (str, "a Ray address (auto, ray://host:port, host:port)"),

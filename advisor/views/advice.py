@@ -84,7 +84,7 @@ def floor_line(doc: dict) -> str:
     t, s = doc["reference_tails"], doc["settings"]
     return (f"risk limits no lower than {s['risk']:g} x the reference's MaxWait "
             f"{_hms(t['max_wait'])} and p95 wait {_hms(t['p95_wait'])} on the last "
-            f"{s['history_weeks']} weeks of history ({t['jobs']} jobs, replayed)")
+            f"{s['history_weeks']} weeks of history ({t['jobs']:,} jobs, replayed)")
 
 
 class ByWidth:

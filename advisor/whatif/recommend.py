@@ -202,7 +202,8 @@ def reference_tails(history: pd.DataFrame, cpus: int, reference: Policy,
     runtime = recent["runtime"].to_numpy(np.int64)
     limit = recent["limit"].to_numpy(np.int64)
     sub = recent["submit"].to_numpy(np.int64)
-    arrays = make_arrays(sub, runtime, np.where(limit > 0, np.maximum(limit, runtime), runtime),
+    estimate = np.where(limit > 0, np.maximum(limit, runtime), runtime)
+    arrays = make_arrays(sub, runtime, estimate,
                          np.clip(recent["cpus"].to_numpy(np.int64), 1, cpus), cpus)
     start, _ = run(arrays, reference.engine_config())
     wait = (start - sub).astype(np.float64)

@@ -18,9 +18,9 @@ running jobs included.
 it (NaN if it never starts), in the same order for every candidate of a sample, and how
 long each had waited by the snapshot, for ``tail_push`` (the recommender's per-job risk
 limit, filled in by ``advisor.whatif.recommend``: one maximum compared with another can
-hide that a candidate starves one particular job). Counted from submission, a job already days old passed it
-while daily plans put it behind each new day's jobs: pushed one more day, a 3-day-old job
-waits only 4/3 of its wait.
+hide that a candidate starves one particular job). Counted from submission, a job already
+days old passed it while daily plans put it behind each new day's jobs: pushed one more
+day, a 3-day-old job waits only 4/3 of its wait.
 """
 from __future__ import annotations
 

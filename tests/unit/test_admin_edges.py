@@ -281,6 +281,13 @@ def test_configuration_files_give_defaults_that_options_override(home, capsys):
     assert (settings_["objective"], settings_["risk"]) == ("avg_wait", 1.3)
     main([*base, "--risk", "1.4"])
     assert json.loads(capsys.readouterr().out)["settings"]["risk"] == 1.4
+    # a site's reference: the limits against it, floored by its replay of the history
+    (user / "advisor.toml").write_text('reference = "easy:FCFS:FCFS"\n')
+    main(base)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["settings"]["reference"] == "easy:FCFS:FCFS" and doc["reference_tails"]
+    main([*base, "--no-history-floor"])
+    assert json.loads(capsys.readouterr().out)["reference_tails"] is None
     (user / "advisor.toml").write_text("risky = 2\n")
     assert main(base) == 2
     err = capsys.readouterr().err
