@@ -124,8 +124,8 @@ def _online(args, out: Console) -> int:
     every = parse_duration(args.online)
     if every < 60:
         raise BadInput("--online EVERY must be at least 60 s")
-    settings = _settings(args, reference=parse_policy(args.reference) if args.reference
-                         else baseline)   # the limits against the baseline, by default
+    # the risk limits against the baseline unless --reference names another policy
+    settings = _settings(args, **({} if args.reference else {"reference": baseline}))
     if args.plot:
         if not args.against_static:
             raise BadInput("--plot draws the --against-static benchmark: add --against-static")

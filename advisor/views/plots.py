@@ -115,14 +115,14 @@ def report_figure(last: dict, docs: list[dict]):
     handles += [Line2D([], [], marker=m, color=c, ls="", label=t)
                 for name, (m, c, t) in BROKEN.items() if name in seen]
     if base is not None:
-        # the limits decide() used: the reference's futures, floored by its history
+        from advisor.whatif.recommend import risk_limit   # the limits decide() used
         tails = last.get("reference_tails") or {"max_wait": 0.0, "p95_wait": 0.0}
         of = "reference" if not last.get("reference_tails") else "reference or its history"
-        limit = risk * max(base["max_wait"], tails["max_wait"]) / 3600
+        limit = risk_limit(risk, base["max_wait"], tails["max_wait"]) / 3600
         cand.axvline(limit, color="tab:red", lw=0.8, ls="--")
         handles.append(Line2D([], [], color="tab:red", lw=0.8, ls="--",
                               label=f"MaxWait limit ({risk:g} x {of})"))
-        p95 = risk * max(base["p95_wait"], tails["p95_wait"]) / 3600
+        p95 = risk_limit(risk, base["p95_wait"], tails["p95_wait"]) / 3600
         handles.append(Line2D([], [], color="tab:orange", lw=0.8, ls=":",
                               label=f"p95 wait limit: {p95:.1f} h ({risk:g} x {of}; "
                               "not on this axis)"))

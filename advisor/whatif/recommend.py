@@ -273,6 +273,12 @@ def _seed(seed: int, sample: int) -> int:
     return int(np.random.SeedSequence([seed, sample]).generate_state(1)[0])
 
 
+def risk_limit(risk: float, reference: float, floor: float = 0.0) -> float:
+    """A wait limit: ``risk`` times the reference's (plus ``RISK_SLACK``), or times its
+    ``floor`` from the history when that is larger."""
+    return max(risk * float(reference) + RISK_SLACK, risk * float(floor))
+
+
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
            previous: str | None = None, ref: int = 0, floor: Tails | None = None
            ) -> tuple[int, str, list[dict]]:
@@ -286,11 +292,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     wins = (obj < base).mean(axis=1)
     max_wait = results[:, :, METRICS.index("max_wait")].mean(axis=1)
     p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
-    limit_max = settings.risk * max_wait[ref] + RISK_SLACK
-    limit_p95 = settings.risk * p95[ref] + RISK_SLACK
-    if floor is not None:
-        limit_max = max(limit_max, settings.risk * floor.max_wait)
-        limit_p95 = max(limit_p95, settings.risk * floor.p95_wait)
+    limit_max = risk_limit(settings.risk, max_wait[ref], floor.max_wait if floor else 0.0)
+    limit_p95 = risk_limit(settings.risk, p95[ref], floor.p95_wait if floor else 0.0)
     push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
     breaks = {"max_wait": max_wait > limit_max, "p95_wait": p95 > limit_p95,
               "tail_push": ~(push <= settings.risk)}
