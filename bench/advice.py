@@ -3,7 +3,9 @@ traces, the online advisor (daily decisions by default, objective avg_wait, 4 sa
 limits against EASY-FCFS-FCFS) against EASY-FCFS-FCFS and against every candidate of the
 default grid kept fixed over the same decision points (``advisor.whatif.hindsight``). One
 row per trace: the baseline, the best static candidate in hindsight, the best within the
-risk limit, the advice; AvgWait, MaxWait, and the ratios the issue judges.
+risk limit, the advice; AvgWait, MaxWait, and the ratios the issue judges; and the advice
+against the site's pick: the best within risk over the weeks before the window
+(``past_pick``), what a site tuning by hand on its log would fix.
 
     .venv/bin/python bench/advice.py [--traces SPEC,...] [--weeks 12] [--every 1d]
                                      [--samples 4] [--workers 2] [--out DIR] [--cache DIR]
@@ -38,7 +40,7 @@ from advisor.plugins.spec import parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.views.hindsight import advice_bench_png  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
-                                      static_policies)
+                                      past_pick, static_policies)
 from advisor.whatif.candidates import history_limits  # noqa: E402
 from advisor.whatif.recommend import Settings  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
@@ -82,6 +84,8 @@ def main() -> None:
         ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
     ap.add_argument("--no-history-floor", dest="history_floor", action="store_false",
                     default=None, help="the risk limits from the futures alone")
+    ap.add_argument("--pick-weeks", type=int, default=4, help="the site's pick: the best "
+                    "static candidate within risk over the weeks before the window (0: none)")
     ap.add_argument("--policies", help="the advice's only candidates (specs, comma-"
                     "separated; the runs kept fixed stay the whole grid)")
     args = ap.parse_args()
@@ -101,7 +105,8 @@ def main() -> None:
     table = Table(title=f"The advice against the best static candidate: {args.weeks}-week "
                   f"windows, decisions every {args.every}, {args.samples} samples, avg_wait")
     for col in ("trace@week xload", "jobs", "baseline", "best static", "best within risk",
-                "online", "vs best in risk", "MaxWait x base", "R", "changes", "wall"):
+                "online", "vs best in risk", "vs site's pick", "MaxWait x base", "R",
+                "changes", "wall"):
         table.add_column(col, justify="left" if col.startswith("trace") else "right")
     for spec in args.traces.split(","):
         w = Window.parse(spec)
@@ -109,7 +114,7 @@ def main() -> None:
         t0 = int(whole.jobs["submit"].min()) + w.week * SECONDS_PER_WEEK
         workload, prior = bench_window(whole, t0, t0 + args.weeks * SECONDS_PER_WEEK, w.load)
         limits = history_limits(prior)
-        gaps = []
+        gaps, to_pick = [], []
         executor = make_executor(args.workers, "process")
         try:
             # the runs kept fixed do not depend on the advisor's seed: once per window
@@ -118,13 +123,23 @@ def main() -> None:
                                  executor)
             print(f"{spec}: {len(fixed)} runs kept fixed, {time.perf_counter() - began:.0f} s",
                   file=sys.stderr)
+            pick = ""
+            if args.pick_weeks:
+                # the candidate a site would fix by hand from its log of the weeks before
+                past, _ = bench_window(whole, t0 - args.pick_weeks * SECONDS_PER_WEEK, t0,
+                                       w.load)
+                pick = past_pick(past, every, settings, limits, executor, cached_fixed(
+                    args.cache, f"{spec}-before", args.pick_weeks, every, past, limits,
+                    executor))
             for seed in [int(v) for v in args.seeds.split(",")]:
                 seeded = dataclasses.replace(settings, seed=seed)
                 began = time.perf_counter()
                 bench = advice_bench(workload, every, seeded, executor, limits=limits,
                                      fixed=fixed, prior=None if args.no_prior else prior)
                 wall = time.perf_counter() - began
+                picked(bench, pick)
                 gaps.append(bench.total["online_vs_best_safe"])
+                to_pick.append(bench.total["online_vs_pick"])
                 table.add_row(*row(w, seed, bench, wall))
                 print(f"{spec} seed {seed}: {bench.total['jobs']} jobs, {wall:.0f} s",
                       file=sys.stderr)
@@ -136,8 +151,19 @@ def main() -> None:
             executor.close()
         if len(gaps) > 1 and None not in gaps:
             table.add_row(f"{w.name}@{w.week} mean", "", "", "", "", "",
-                          f"{sum(gaps) / len(gaps):+.1%}", "", "", "", "")
+                          f"{sum(gaps) / len(gaps):+.1%}",
+                          f"{sum(to_pick) / len(to_pick):+.1%}" if pick else "",
+                          "", "", "", "")
     out.print(table)
+
+
+def picked(bench, pick: str) -> None:
+    """Adds the site's pick (``past_pick``) and the advice against it to ``bench.total``."""
+    runs = bench.table.set_index("name")
+    online = runs.iloc[-1]["avg_wait"]
+    bench.total["pick"] = str(runs.loc[pick, "spec"]) if pick else None
+    bench.total["online_vs_pick"] = (float(online / runs.loc[pick, "avg_wait"] - 1.0)
+                                     if pick else None)
 
 
 def row(w: Window, seed: int, bench, wall: float) -> list[str]:
@@ -151,6 +177,7 @@ def row(w: Window, seed: int, bench, wall: float) -> list[str]:
             f"{safe.avg_wait:,.0f} {bench.best_safe}" if safe is not None else "-",
             f"{online.avg_wait:,.0f}",
             f"{t['online_vs_best_safe']:+.1%}" if safe is not None else "-",
+            f"{t['online_vs_pick']:+.1%} {t['pick']}" if t.get("pick") else "-",
             f"{t['max_wait_over_baseline']:.2f}", f"{online.r:+.2f}", str(t["changes"]),
             f"{wall:.0f} s"]
 

@@ -149,24 +149,35 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
                   settings)
 
 
+def past_pick(past: Workload, every: int, settings: Settings,
+              limits: tuple[int, ...] = (), executor: Executor | None = None,
+              fixed: dict | None = None, estimates: Estimates = Estimates()) -> str:
+    """What a site tuning by hand on its log would fix: the static candidate best by the
+    objective within the risk limit against the baseline over ``past`` (the weeks before a
+    window), each kept fixed (``fixed``: those runs, when made already). Its name in
+    ``fixed_runs``, or "" when none is within the limit."""
+    baseline = parse_policy(BASELINE)
+    if fixed is None:
+        fixed = fixed_runs(past, every, static_policies(trace_machine(past), limits),
+                           executor, estimates, limits)
+    base = fixed_runs(past, every, [baseline], executor, estimates, limits)
+    runs = {"baseline": base[baseline.label], **fixed}
+    table = runs_table(past.jobs["submit"].to_numpy(np.int64),
+                       job_arrays(past, estimates).runtime, runs, settings.risk)
+    _, pick = best_static(table.iloc[1:], RANKED[settings.objective])
+    return "" if pick is None else str(pick["name"])
+
+
 def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineResult,
            every: int, settings: Settings) -> AdviceBench:
     """The table of ``runs`` (name: (spec, starts)), the best static runs, the weeks."""
     submit = workload.jobs["submit"].to_numpy(np.int64)
-    base_wait = runs["baseline"][1] - submit
-    rows = []
-    for name, (spec, start) in runs.items():
-        rows.append({"name": name, "spec": spec, **run_figures(start - submit, runtime,
-                                                                 base_wait)})
-    table = pd.DataFrame(rows)
+    table = runs_table(submit, runtime, runs, settings.risk)
     base = table.iloc[0]
-    table["safe"] = ((table["max_wait"] <= settings.risk * base["max_wait"]) &
-                     (table["p95_wait"] <= settings.risk * base["p95_wait"]))
     key = RANKED[settings.objective]
     static = table.iloc[1:-1]
-    best = static.loc[static[key].idxmin()] if len(static) else base
-    safe = static[static["safe"]]
-    best_safe = safe.loc[safe[key].idxmin()] if len(safe) else None
+    best, best_safe = best_static(static, key)
+    best = base if best is None else best
     on = table.iloc[-1]
     total = {"jobs": len(submit), "static_runs": len(static),
              "online_vs_baseline": _gain(on[key], base[key]),
@@ -183,6 +194,29 @@ def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineRe
     weeks = weeks.groupby("week").mean().reset_index()
     return AdviceBench(every, settings.objective, settings.risk, table, weeks, online,
                        best["spec"], best_safe["spec"] if best_safe is not None else "", total)
+
+
+def runs_table(submit: np.ndarray, runtime: np.ndarray, runs: dict,
+               risk: float) -> pd.DataFrame:
+    """A row per run (name: (spec, starts), the baseline first): its ``run_figures``, and
+    whether its MaxWait and p95 wait are within ``risk`` times the baseline's."""
+    base_wait = next(iter(runs.values()))[1] - submit
+    table = pd.DataFrame([{"name": name, "spec": spec,
+                           **run_figures(start - submit, runtime, base_wait)}
+                          for name, (spec, start) in runs.items()])
+    base = table.iloc[0]
+    table["safe"] = ((table["max_wait"] <= risk * base["max_wait"]) &
+                     (table["p95_wait"] <= risk * base["p95_wait"]))
+    return table
+
+
+def best_static(static: pd.DataFrame, key: str
+                ) -> tuple[pd.Series | None, pd.Series | None]:
+    """The best row of ``static`` by ``key``, and the best of those within the risk limit
+    (None where there is none)."""
+    best = static.loc[static[key].idxmin()] if len(static) else None
+    safe = static[static["safe"]]
+    return best, safe.loc[safe[key].idxmin()] if len(safe) else None
 
 
 def run_figures(wait: np.ndarray, runtime: np.ndarray, base_wait: np.ndarray) -> dict:

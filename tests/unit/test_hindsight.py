@@ -15,7 +15,7 @@ from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK
 from advisor.plugins.spec import BASELINE, parse_policy
 from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, FixedTask, advice_bench,
-                                      bench_window, fixed_starts)
+                                      bench_window, fixed_runs, fixed_starts, past_pick)
 from advisor.views.hindsight import advice_bench_table
 from advisor.whatif.candidates import history_limits
 from advisor.whatif.online import ReplaySystem
@@ -89,6 +89,32 @@ def test_the_baseline_kept_fixed_is_the_online_runs_baseline(kth_window):
     spf = fixed_starts(FixedTask(kth_window, Estimates(), 86400, parse_policy("easy:SPF"),
                                  ()))
     assert not np.array_equal(spf, baseline)
+
+
+@pytest.mark.parametrize("risk", [1.0, 1.5])
+def test_the_sites_pick_is_the_best_within_risk_on_the_weeks_before(kth_window, risk):
+    """What a site tuning by hand would fix: of the candidates kept fixed over its past
+    weeks, the lowest AvgWait among those whose MaxWait and p95 wait are within ``risk``
+    times EASY-FCFS-FCFS's, computed here from the start times alone. On these weeks the
+    lowest AvgWait of the three (DEPTH-SQF-SQF k=4) waits 3.75 times the baseline's
+    MaxWait, so the pick is another one, or none at risk 1."""
+    specs = ["easy:LPF", "depth:SQF:k=4", "conservative:FCFS"]
+    fixed = fixed_runs(kth_window, 86400, [parse_policy(p) for p in specs])
+    submit = kth_window.jobs["submit"].to_numpy()
+    base = fixed_starts(FixedTask(kth_window, Estimates(), 86400, parse_policy(BASELINE),
+                                  ())) - submit
+    within = {}
+    for name, (spec, start) in fixed.items():
+        wait = start - submit
+        if (wait.max() <= risk * base.max() and
+                np.percentile(wait, 95) <= risk * np.percentile(base, 95)):
+            within[name] = wait.mean()
+    pick = past_pick(kth_window, 86400, Settings(objective="avg_wait", risk=risk), (),
+                     fixed=fixed)
+    assert pick == (min(within, key=within.get) if within else "")
+    means = {name: (start - submit).mean() for name, (_, start) in fixed.items()}
+    assert min(means, key=means.get) not in within
+    assert (pick != "") == (risk > 1.0)
 
 
 def test_the_advice_beats_the_baseline_on_a_short_window(kth):
