@@ -104,8 +104,10 @@ class RayExecutor:
                 raise
             where = address or "a local instance"
             raise SourceUnavailable(f"Ray: cannot start or reach {where}: "
-                                    f"{str(e).splitlines()[0]} (check --ray-address, or "
-                                    "use --executor process)") from None
+                                    f"{str(e).splitlines()[0]} (check --ray-address; a cluster "
+                                    "with token authentication also needs RAY_AUTH_MODE=token "
+                                    "and its token in the environment; or use --executor "
+                                    "process)") from None
         self.started = True
         self._remote = {}
 
