@@ -3,8 +3,8 @@ worker CPUs, ``advisor recommend --ray-address 127.0.0.1:PORT`` against it, the 
 recommendation as the serial path to the last figure, and the cluster stopped with nothing
 of it left. (``ray start`` replaces a loopback ``--node-ip-address`` with the machine's
 own address; its port listens on every interface, loopback included.) The cluster uses
-token authentication, Ray's default since 2.59, with a token of its own given to both
-sides in the environment, as a site gives its cluster's token to the advisor."""
+token authentication (``ray start``'s default in Ray 2.60), with a token of its own given
+to both sides in the environment, as a site gives its cluster's token to the advisor."""
 from __future__ import annotations
 
 import json
