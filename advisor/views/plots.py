@@ -116,8 +116,9 @@ def report_figure(last: dict, docs: list[dict]):
                 for name, (m, c, t) in BROKEN.items() if name in seen]
     if base is not None:
         from advisor.whatif.recommend import risk_limit   # the limits decide() used
-        tails = last.get("reference_tails") or {"max_wait": 0.0, "p95_wait": 0.0}
-        of = "reference" if not last.get("reference_tails") else "reference or its history"
+        tails = last.get("reference_tails")
+        of = "reference or its history" if tails else "reference"
+        tails = tails or {"max_wait": 0.0, "p95_wait": 0.0}
         limit = risk_limit(risk, base["max_wait"], tails["max_wait"]) / 3600
         cand.axvline(limit, color="tab:red", lw=0.8, ls="--")
         handles.append(Line2D([], [], color="tab:red", lw=0.8, ls="--",

@@ -34,9 +34,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _advisor(*extra: str, env: dict) -> dict:
-    done = subprocess.run([sys.executable, "-m", "advisor.cli", *COMMAND, *extra],
+def _run(*extra: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "advisor.cli", *COMMAND, *extra],
                           env=env, capture_output=True, text=True, timeout=1200)
+
+
+def _advisor(*extra: str, env: dict) -> dict:
+    done = _run(*extra, env=env)
     assert done.returncode in (0, 10), done.stderr
     return json.loads(done.stdout)
 
@@ -87,10 +91,8 @@ def test_a_started_ray_cluster_gives_the_serial_results(tmp_path):
         assert _processes_of(temp) and not _ran_here(temp)
         state = {"XDG_STATE_HOME": str(tmp_path / "state")}
         # without the token: Ray retries for about 20 s, then exit 3 and the fix named
-        refused = subprocess.run(
-            [sys.executable, "-m", "advisor.cli", *COMMAND, "--ray-address", address],
-            env={**{k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")},
-                 **state}, capture_output=True, text=True, timeout=600)
+        unauthenticated = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+        refused = _run("--ray-address", address, env={**unauthenticated, **state})
         assert refused.returncode == 3 and not refused.stdout
         assert "RAY_AUTH_MODE=token" in refused.stderr.strip().splitlines()[-1]
         env = {**os.environ, **auth, **state}

@@ -1,4 +1,6 @@
 """The risk limits' floor from the recent past: the reference replayed on the history."""
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -79,7 +81,7 @@ def test_with_a_reference_the_recommendation_records_its_floor_and_keeps_more_ca
     policies = tuple(parse_policy(p) for p in ("easy:SPF:T=1d", "easy:SQF", "easy:LPF"))
     s = Settings(samples=2, objective="avg_wait", policies=policies, reference=FCFS)
     floored = recommend(snap, hist, s)
-    plain = recommend(snap, hist, Settings(**{**s.__dict__, "history_floor": False}))
+    plain = recommend(snap, hist, replace(s, history_floor=False))
     assert plain.floor is None and floored.floor is not None
     assert floored.floor == reference_tails(hist, snap.machine.cpus, FCFS, 4)
     assert floored.as_dict()["reference_tails"]["jobs"] == floored.floor.jobs > MIN_TAIL_JOBS
