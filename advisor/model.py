@@ -181,6 +181,13 @@ class Cluster:
     def cpus(self) -> int:
         return sum(n.cpus for n in self.nodes)
 
+    @cached_property  # (asked per job when TRES priorities are built)
+    def partition_sizes(self) -> dict[str, tuple[int, int]]:
+        """(CPUs, nodes) of each partition by name, counting the nodes the cluster has."""
+        cpus = {n.name: n.cpus for n in self.nodes}
+        return {p.name: (sum(cpus[n] for n in p.nodes if n in cpus),
+                         sum(n in cpus for n in p.nodes)) for p in self.partitions}
+
     def partition(self, name: str) -> Partition | None:
         return next((p for p in self.partitions if p.name == name), None)
 

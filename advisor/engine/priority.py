@@ -75,16 +75,14 @@ def tres_factor(name: str, job: Job, partition: Partition | None, cluster: Clust
     """The job's requested count of a TRES over its partition's total; the raw count with
     NO_NORMAL_TRES [slurm.conf(5) PriorityWeightTRES, PriorityFlags]. Only cpu and node are
     known to the snapshot; other TRES count 0."""
-    names = set(partition.nodes) if partition is not None else {n.name for n in cluster.nodes}
-    nodes = [n for n in cluster.nodes if n.name in names]
-    if name == "cpu":
-        have, total = job.cpus, sum(n.cpus for n in nodes)
-    elif name == "node":
-        have, total = max(job.nodes, 1), len(nodes)
-    else:
+    if name not in ("cpu", "node"):
         return 0.0
+    have = job.cpus if name == "cpu" else max(job.nodes, 1)
     if no_normal_tres(config):
         return float(have)
+    cpus, nodes = (cluster.partition_sizes[partition.name] if partition is not None
+                   else (cluster.cpus, len(cluster.nodes)))
+    total = cpus if name == "cpu" else nodes
     return have / total if total else 0.0
 
 
