@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from advisor.engine.structures import (FCFS, KEYED, heap_pop, heap_push, keep_queued,
-                                       order_key, profile_add, profile_anchor,
+from advisor.engine.structures import (EXP, FCFS, KEYED, count_started, heap_pop, heap_push,
+                                       keep_queued, order_key, profile_add, profile_anchor,
                                        profile_of_running, running_insert, running_remove,
                                        sort_by_key)
 
@@ -85,15 +85,17 @@ def enqueue(j, q, nq, opr, npr, opb, npb, state):
 
 
 @njit(cache=True)
-def backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr, npr, opb, npb, key,
-                   submit, estimate, procs, skey):
-    """The queue in the backfill (secondary) order, sharing work with the primary order."""
+def backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr, npr, opb, npb,
+                   sorted_pb, kb, submit, estimate, procs, skey):
+    """The queue in the backfill (secondary) order, sharing work with the primary order.
+    Static keys (all but EXP's) were written at arrival, and opb[:sorted_pb] is in order."""
     if sort_pb:
-        for a in range(npb):
-            j = opb[a]
-            key[j] = skey[j] if secondary >= KEYED else order_key(secondary, j, t, submit,
-                                                                    estimate, procs)
-        sort_by_key(opb, npb, key)
+        if secondary == EXP:
+            for a in range(npb):
+                j = opb[a]
+                kb[j] = order_key(secondary, j, t, submit, estimate, procs)
+            sorted_pb = 1
+        sort_by_key(opb, npb, kb, sorted_pb)
         return opb, npb
     if secondary == primary and sort_pr:
         return opr, npr
@@ -160,6 +162,16 @@ def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, fr
 
 
 @njit(cache=True)
+def static_keys(j, primary, secondary, submit, estimate, procs, pkey, skey):
+    """Job j's sort keys in the primary and the backfill order, written once at its arrival
+    (EXP's, which change with time, are written at each pass instead)."""
+    kp = pkey[j] if primary >= KEYED else order_key(primary, j, 0, submit, estimate, procs)
+    kb = skey[j] if secondary >= KEYED else order_key(secondary, j, 0, submit, estimate,
+                                                      procs)
+    return kp, kb
+
+
+@njit(cache=True)
 def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, secondary,
              threshold, shadow_rule, batch, t0, fixed, first_pass, pkey, skey):
     """Simulate one policy. Returns (start times, first reservation of each job or -1).
@@ -177,7 +189,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     resv = np.full(n, -1, np.int64)
     exp_end = np.zeros(n, np.int64)
     state = np.zeros(n, np.int8)
-    key = np.zeros(n, np.float64)
+    kpr = np.zeros(n, np.float64)  # sort keys of the primary and the backfill order
+    kb = np.zeros(n, np.float64)
     q = np.empty(n, np.int64)      # queue in arrival order
     opr = np.empty(n, np.int64)    # queue in primary order
     opb = np.empty(n, np.int64)    # queue in backfill order
@@ -190,6 +203,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     pt = np.empty(cap, np.int64)
     pf = np.empty(cap, np.int64)
     nq = npr = npb = nrl = hn = 0
+    sorted_pr = sorted_pb = 0       # opr[:sorted_pr], opb[:sorted_pb] are in order
     free = machine
     ai = 0
     t_wake = NEVER                  # CONSERVATIVE: next promised start (see profile_pass)
@@ -204,6 +218,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                                           ht, hj, rl, runtime, estimate, procs)
             else:
                 nq, npr, npb = enqueue(ai, q, nq, opr, npr, opb, npb, state)
+                kpr[ai], kb[ai] = static_keys(ai, primary, secondary, submit, estimate,
+                                              procs, pkey, skey)
             ai += 1
         if first_pass:
             t_wake = t0
@@ -225,31 +241,37 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             done_one = True
         while ai < n and submit[ai] == t and not (done_one and not batch):
             nq, npr, npb = enqueue(ai, q, nq, opr, npr, opb, npb, state)
+            kpr[ai], kb[ai] = static_keys(ai, primary, secondary, submit, estimate, procs,
+                                          pkey, skey)
             ai += 1
             done_one = True
         if nq == 0:
             continue
+        running_before = nrl
 
         # ---- this pass's primary order: over-threshold jobs first, by submit (seed 002 §6)
         if sort_pr:
-            for a in range(npr):  # keys written out here and in backfill_order: a helper
-                j = opr[a]        # function in this hot loop was measured slower
-                key[j] = pkey[j] if primary >= KEYED else order_key(primary, j, t, submit,
-                                                                  estimate, procs)
-            sort_by_key(opr, npr, key)
-            npo = 0
+            if primary == EXP:  # the one ordering whose keys change with time
+                for a in range(npr):
+                    j = opr[a]
+                    kpr[j] = order_key(primary, j, t, submit, estimate, procs)
+                sorted_pr = 1
+            sort_by_key(opr, npr, kpr, sorted_pr)
+            sorted_pr = npr
+            order, npo = opr, npr
             if threshold >= 0:
+                npo = 0
                 for a in range(nq):
                     if t - submit[q[a]] <= threshold:
                         break
                     po[npo] = q[a]
                     npo += 1
-            for a in range(npr):
-                j = opr[a]
-                if threshold < 0 or t - submit[j] <= threshold:
-                    po[npo] = j
-                    npo += 1
-            order = po
+                for a in range(npr):
+                    j = opr[a]
+                    if t - submit[j] <= threshold:
+                        po[npo] = j
+                        npo += 1
+                order = po
         else:
             order = q
             npo = nq
@@ -271,7 +293,9 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                     first_resv[head] = shadow
                 # ---- backfill in the secondary order without delaying the head
                 border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr,
-                                            npr, opb, npb, key, submit, estimate, procs, skey)
+                                            npr, opb, npb, sorted_pb, kb, submit, estimate,
+                                            procs, skey)
+                sorted_pb = npb
                 for a in range(nb):
                     if free == 0:
                         break
@@ -288,18 +312,23 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             border, nb = q, nq  # conservative backfills nothing: every job has its promise
             if mode == DEPTH:
                 border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq,
-                                            opr, npr, opb, npb, key, submit, estimate, procs,
-                                            skey)
+                                            opr, npr, opb, npb, sorted_pb, kb, submit,
+                                            estimate, procs, skey)
+                sorted_pb = npb
             free, hn, nrl, t_wake = profile_pass(
                 t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
                 state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs)
 
+        if nrl == running_before:
+            continue  # the pass started nothing: the lists hold queued jobs alone
         nq = keep_queued(q, nq, state, QUEUED)
         if sort_pr:
-            npr = keep_queued(opr, npr, state, QUEUED)
+            npr = sorted_pr = keep_queued(opr, npr, state, QUEUED)
         else:
             npr = 0
         if sort_pb:
+            # the jobs left of opb[:sorted_pb] stay in order, at its front
+            sorted_pb = sorted_pb - count_started(opb, sorted_pb, state, QUEUED)
             npb = keep_queued(opb, npb, state, QUEUED)
         else:
             npb = 0

@@ -74,10 +74,11 @@ def order_key(order, j, t, submit, estimate, procs):
 
 
 @njit(cache=True)
-def sort_by_key(buf, n, key):
-    """Stable insertion sort of buf[:n] by (key[j], j). Buffers stay nearly sorted between
-    passes (static keys change only by arrivals), so this is close to linear."""
-    for a in range(1, n):
+def sort_by_key(buf, n, key, a0=1):
+    """Stable insertion sort of buf[:n] by (key[j], j), buf[:a0] being sorted already.
+    Buffers stay nearly sorted between passes (static keys change only by arrivals, put
+    at the end), so this is close to linear."""
+    for a in range(max(a0, 1), n):
         j = buf[a]
         kj = key[j]
         b = a - 1
@@ -97,6 +98,15 @@ def keep_queued(buf, n, state, queued):
             buf[m] = j
             m += 1
     return m
+
+
+@njit(cache=True)
+def count_started(buf, n, state, queued):
+    """How many of buf[:n] are no longer queued."""
+    c = 0
+    for a in range(n):
+        c += state[buf[a]] != queued
+    return c
 
 
 @njit(cache=True)
