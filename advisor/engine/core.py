@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from advisor.engine.structures import (EXP, FCFS, KEYED, count_started, heap_pop, heap_push,
                                        keep_queued, order_key, profile_add, profile_anchor,
@@ -25,7 +26,7 @@ from advisor.engine.structures import (EXP, FCFS, KEYED, count_started, heap_pop
 
 # Backfilling modes.
 NO_BACKFILL, EASY, DEPTH, CONSERVATIVE = 0, 1, 2, 3
-# Shadow-time ties in EASY (see ``easy_shadow``).
+# Shadow-time ties in EASY (see ``shadow_of`` in ``simulate``).
 SHADOW_ALL, SHADOW_FIRST = 0, 1
 
 QUEUED, RUNNING, DONE = 1, 2, 3  # job states; 0: not submitted yet
@@ -33,142 +34,23 @@ NEVER = np.iinfo(np.int64).max
 NO_RESUME = np.iinfo(np.int64).min
 
 
-@njit(cache=True)
-def easy_shadow(t, free, need, rl, nrl, exp_end, procs, shadow_rule):
-    """Shadow time and extra processors for a head job needing `need` (seed 001 Fig. 2).
-
-    Running jobs are taken in order of expected end, then processors. SHADOW_ALL (textbook)
-    counts every job expected to end exactly at the shadow time toward the extra processors;
-    SHADOW_FIRST counts only the jobs up to the first whose release satisfies the head job.
-    """
-    avail = free
-    for r in range(nrl):
-        j = rl[r]
-        avail += procs[j]
-        if avail >= need:
-            shadow = max(exp_end[j], t + 1)
-            if shadow_rule == SHADOW_ALL:
-                r2 = r + 1
-                while r2 < nrl and max(exp_end[rl[r2]], t + 1) == shadow:
-                    avail += procs[rl[r2]]
-                    r2 += 1
-            return shadow, avail - need
-    return t, free - need
-
-
-@njit(cache=True)
+@register_jitable
 def held(estimate):
     """How long a job holds processors in the reservation profile: at least one second, as
     for an overdue job, so that a zero estimate cannot share its processors."""
     return max(estimate, 1)
 
 
-@njit(cache=True)
+@register_jitable
 def start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl, runtime, estimate, procs):
-    """Start job j now: returns the new (free processors, heap size, running count)."""
+    """Start job j now: returns the new (free processors, heap size, running count). (The
+    multiple-queue engine's; ``simulate`` has the same as a closure.)"""
     state[j] = RUNNING
     start[j] = t
     exp_end[j] = t + estimate[j]
     hn = heap_push(ht, hj, hn, t + runtime[j], j)
     nrl = running_insert(rl, nrl, j, exp_end, procs)
     return free - procs[j], hn, nrl
-
-
-@njit(cache=True)
-def enqueue(j, q, nq, opr, npr, opb, npb, state):
-    """Job j joins the queue (arrival order) and the lists kept in primary/backfill order."""
-    q[nq] = j
-    opr[npr] = j
-    opb[npb] = j
-    state[j] = QUEUED
-    return nq + 1, npr + 1, npb + 1
-
-
-@njit(cache=True)
-def backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr, npr, opb, npb,
-                   sorted_pb, kb, submit, estimate, procs, skey):
-    """The queue in the backfill (secondary) order, sharing work with the primary order.
-    Static keys (all but EXP's) were written at arrival, and opb[:sorted_pb] is in order."""
-    if sort_pb:
-        if secondary == EXP:
-            for a in range(npb):
-                j = opb[a]
-                kb[j] = order_key(secondary, j, t, submit, estimate, procs)
-            sorted_pb = 1
-        sort_by_key(opb, npb, kb, sorted_pb)
-        return opb, npb
-    if secondary == primary and sort_pr:
-        return opr, npr
-    return q, nq
-
-
-@njit(cache=True)
-def profile_pass(t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
-                 state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs):
-    """Reservation-based backfilling on a free-processor profile (seed 001 Fig. 1).
-
-    DEPTH: in primary order, a job starts if it fits now, else gets a reservation, until
-    `depth` jobs hold one; the others then backfill, in the secondary order, if they fit now
-    without delaying any reservation. CONSERVATIVE: every job keeps its reservation between
-    passes, and each pass takes each job out and puts it back as early as it fits
-    (compression, seed 001 §2.1), so no job is ever pushed back.
-    Returns (free processors, heap size, running count, wake-up time).
-    """
-    m = profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf)
-    if mode == CONSERVATIVE:  # and the promises made to queued jobs hold theirs
-        for a in range(nq):
-            j = q[a]
-            if resv[j] >= 0:
-                s = max(resv[j], t)
-                m = profile_add(pt, pf, m, s, s + held(estimate[j]), -procs[j])
-    t_wake = NEVER
-    nres = 0
-    for a in range(npo):
-        j = order[a]
-        if mode == CONSERVATIVE and resv[j] >= 0:
-            s = max(resv[j], t)   # compression: out, then back in as early as it fits
-            m = profile_add(pt, pf, m, s, s + held(estimate[j]), procs[j])
-        elif mode == DEPTH and nres >= depth:
-            mark[j] = 1
-            continue
-        anchor = profile_anchor(pt, pf, m, procs[j], held(estimate[j]))
-        m = profile_add(pt, pf, m, anchor, anchor + held(estimate[j]), -procs[j])
-        if anchor == t:
-            free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl,
-                                      runtime, estimate, procs)
-            continue
-        if first_resv[j] < 0:
-            first_resv[j] = anchor
-        nres += 1
-        if mode == CONSERVATIVE:
-            resv[j] = anchor  # the promise, kept to the next pass
-            # A promise can fall on a second when nothing completes or arrives (after an
-            # overdue job's or a zero estimate's one-second hold) with its processors free:
-            # the scheduler wakes up then, as a real one does. DEPTH needs no wake-up: it
-            # recomputes reservations, and processors free up only at completions (events).
-            t_wake = min(t_wake, anchor)
-    if mode == DEPTH:
-        for a in range(nb):
-            j = border[a]
-            if mark[j] == 0:
-                continue
-            mark[j] = 0
-            if procs[j] <= free and profile_anchor(pt, pf, m, procs[j],
-                                                   held(estimate[j])) == t:
-                m = profile_add(pt, pf, m, t, t + held(estimate[j]), -procs[j])
-                free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj,
-                                          rl, runtime, estimate, procs)
-    return free, hn, nrl, t_wake
-
-
-@njit(cache=True)
-def static_keys(j, primary, secondary, submit, estimate, procs, pkey, skey):
-    """Job j's sort keys in the primary and the backfill order, written once at its arrival
-    (EXP's, which change with time, are written at each pass instead)."""
-    kp = pkey[j] if primary >= KEYED else order_key(primary, j, 0, submit, estimate, procs)
-    kb = skey[j] if secondary >= KEYED else order_key(secondary, j, 0, submit, estimate,
-                                                      procs)
-    return kp, kb
 
 
 @njit(cache=True)
@@ -192,6 +74,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     kpr = np.zeros(n, np.float64)  # sort keys of the primary and the backfill order
     kb = np.zeros(n, np.float64)
     q = np.empty(n, np.int64)      # queue in arrival order
+    qp = np.empty(n, np.int64)     # their processors, read in turn by the backfill scan
     opr = np.empty(n, np.int64)    # queue in primary order
     opb = np.empty(n, np.int64)    # queue in backfill order
     po = np.empty(n, np.int64)     # this pass's primary order, threshold applied
@@ -210,16 +93,127 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     sort_pr = primary != FCFS
     sort_pb = secondary != FCFS and secondary != primary and (mode == EASY or mode == DEPTH)
     profile_mode = mode == DEPTH or mode == CONSERVATIVE
+    # the backfill queue: opb (an order of its own), opr (the primary's), or q (arrival)
+    by_primary = secondary == primary and sort_pr
+    arrival_order = secondary == FCFS
+
+    # Helpers are closures over the arrays, not compiled functions taking them: an array
+    # passed to a compiled function is reference-counted (atomic operations) at each call,
+    # which took a third of an EASY run (docs/performance.md).
+    def launch(j, t, free, hn, nrl):
+        """Start job j now: returns the new (free processors, heap size, running count)."""
+        state[j] = RUNNING
+        start[j] = t
+        exp_end[j] = t + estimate[j]
+        hn = heap_push(ht, hj, hn, t + runtime[j], j)
+        nrl = running_insert(rl, nrl, j, exp_end, procs)
+        return free - procs[j], hn, nrl
+
+    def enqueue(j, nq, npr, npb):
+        """Job j joins the queue (arrival order) and the lists kept in primary/backfill
+        order, with its static sort keys (EXP's, which change with time, are written at
+        each pass instead)."""
+        q[nq] = j
+        qp[nq] = procs[j]
+        opr[npr] = j
+        opb[npb] = j
+        state[j] = QUEUED
+        kpr[j] = pkey[j] if primary >= KEYED else order_key(primary, j, 0, submit, estimate,
+                                                            procs)
+        kb[j] = skey[j] if secondary >= KEYED else order_key(secondary, j, 0, submit,
+                                                             estimate, procs)
+        return nq + 1, npr + 1, npb + 1
+
+    def shadow_of(t, free, need, nrl):
+        """Shadow time and extra processors for a head job needing `need` (seed 001 Fig.
+        2). Running jobs are taken in order of expected end, then processors. SHADOW_ALL
+        (textbook) counts every job expected to end exactly at the shadow time toward the
+        extra processors; SHADOW_FIRST counts only the jobs up to the first whose release
+        satisfies the head job."""
+        avail = free
+        for r in range(nrl):
+            j = rl[r]
+            avail += procs[j]
+            if avail >= need:
+                shadow = max(exp_end[j], t + 1)
+                if shadow_rule == SHADOW_ALL:
+                    r2 = r + 1
+                    while r2 < nrl and max(exp_end[rl[r2]], t + 1) == shadow:
+                        avail += procs[rl[r2]]
+                        r2 += 1
+                return shadow, avail - need
+        return t, free - need
+
+    def profile_pass(t, order, npo, border, nb, free, hn, nrl):
+        """Reservation-based backfilling on a free-processor profile (seed 001 Fig. 1).
+
+        DEPTH: in primary order, a job starts if it fits now, else gets a reservation,
+        until `depth` jobs hold one; the others then backfill, in the secondary order, if
+        they fit now without delaying any reservation. CONSERVATIVE: every job keeps its
+        reservation between passes, and each pass takes each job out and puts it back as
+        early as it fits (compression, seed 001 §2.1), so no job is ever pushed back.
+        Returns (free processors, heap size, running count, wake-up time)."""
+        m = profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf)
+        if mode == CONSERVATIVE:  # and the promises made to queued jobs (border) hold theirs
+            for a in range(nb):
+                j = border[a]
+                if resv[j] >= 0:
+                    s = max(resv[j], t)
+                    m = profile_add(pt, pf, m, s, s + held(estimate[j]), -procs[j])
+        t_wake = NEVER
+        nres = 0
+        for a in range(npo):
+            j = order[a]
+            if mode == CONSERVATIVE and resv[j] >= 0:
+                s = max(resv[j], t)   # compression: out, then back in as early as it fits
+                m = profile_add(pt, pf, m, s, s + held(estimate[j]), procs[j])
+            elif mode == DEPTH and nres >= depth:
+                mark[j] = 1
+                continue
+            anchor = profile_anchor(pt, pf, m, procs[j], held(estimate[j]))
+            m = profile_add(pt, pf, m, anchor, anchor + held(estimate[j]), -procs[j])
+            if anchor == t:
+                free, hn, nrl = launch(j, t, free, hn, nrl)
+                continue
+            if first_resv[j] < 0:
+                first_resv[j] = anchor
+            nres += 1
+            if mode == CONSERVATIVE:
+                resv[j] = anchor  # the promise, kept to the next pass
+                # A promise can fall on a second when nothing completes or arrives (after
+                # an overdue job's or a zero estimate's one-second hold) with its
+                # processors free: the scheduler wakes up then, as a real one does. DEPTH
+                # needs no wake-up: it recomputes reservations, and processors free up only
+                # at completions (events).
+                t_wake = min(t_wake, anchor)
+        if mode == DEPTH:
+            for a in range(nb):
+                j = border[a]
+                if mark[j] == 0:
+                    continue
+                mark[j] = 0
+                if procs[j] <= free and profile_anchor(pt, pf, m, procs[j],
+                                                       held(estimate[j])) == t:
+                    m = profile_add(pt, pf, m, t, t + held(estimate[j]), -procs[j])
+                    free, hn, nrl = launch(j, t, free, hn, nrl)
+        return free, hn, nrl, t_wake
+
+    def backfill_sorted(t, npb, sorted_pb):
+        """Sorts opb[:npb] when the backfill queue has an order of its own (sort_pb):
+        static keys were written at arrival, and opb[:sorted_pb] is in order already."""
+        if secondary == EXP:
+            for a in range(npb):
+                j = opb[a]
+                kb[j] = order_key(secondary, j, t, submit, estimate, procs)
+            sorted_pb = 1
+        sort_by_key(opb, npb, kb, sorted_pb)
 
     if t0 != NO_RESUME:  # the snapshot's state: running jobs and the queue at t0
         while ai < n and submit[ai] <= t0:
             if fixed[ai] >= 0:
-                free, hn, nrl = start_job(ai, fixed[ai], free, hn, nrl, state, start, exp_end,
-                                          ht, hj, rl, runtime, estimate, procs)
+                free, hn, nrl = launch(ai, fixed[ai], free, hn, nrl)
             else:
-                nq, npr, npb = enqueue(ai, q, nq, opr, npr, opb, npb, state)
-                kpr[ai], kb[ai] = static_keys(ai, primary, secondary, submit, estimate,
-                                              procs, pkey, skey)
+                nq, npr, npb = enqueue(ai, nq, npr, npb)
             ai += 1
         if first_pass:
             t_wake = t0
@@ -240,9 +234,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             nrl = running_remove(rl, nrl, j)
             done_one = True
         while ai < n and submit[ai] == t and not (done_one and not batch):
-            nq, npr, npb = enqueue(ai, q, nq, opr, npr, opb, npb, state)
-            kpr[ai], kb[ai] = static_keys(ai, primary, secondary, submit, estimate, procs,
-                                          pkey, skey)
+            nq, npr, npb = enqueue(ai, nq, npr, npb)
             ai += 1
             done_one = True
         if nq == 0:
@@ -284,21 +276,21 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                 if procs[j] > free:
                     head = j
                     break
-                free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj,
-                                          rl, runtime, estimate, procs)
+                free, hn, nrl = launch(j, t, free, hn, nrl)
             if head >= 0 and mode == EASY:
-                shadow, extra = easy_shadow(t, free, procs[head], rl, nrl, exp_end, procs,
-                                            shadow_rule)
+                shadow, extra = shadow_of(t, free, procs[head], nrl)
                 if first_resv[head] < 0:
                     first_resv[head] = shadow
                 # ---- backfill in the secondary order without delaying the head
-                border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq, opr,
-                                            npr, opb, npb, sorted_pb, kb, submit, estimate,
-                                            procs, skey)
-                sorted_pb = npb
+                if sort_pb:
+                    backfill_sorted(t, npb, sorted_pb)
+                    sorted_pb = npb
+                border, nb = (opb, npb) if sort_pb else (opr, npr) if by_primary else (q, nq)
                 for a in range(nb):
                     if free == 0:
                         break
+                    if arrival_order and qp[a] > free:
+                        continue
                     j = border[a]
                     if j == head or state[j] != QUEUED or procs[j] > free:
                         continue
@@ -306,22 +298,24 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                     if ends_by_shadow or procs[j] <= extra:
                         if not ends_by_shadow:
                             extra -= procs[j]
-                        free, hn, nrl = start_job(j, t, free, hn, nrl, state, start, exp_end,
-                                                  ht, hj, rl, runtime, estimate, procs)
+                        free, hn, nrl = launch(j, t, free, hn, nrl)
         else:
             border, nb = q, nq  # conservative backfills nothing: every job has its promise
             if mode == DEPTH:
-                border, nb = backfill_order(t, secondary, primary, sort_pr, sort_pb, q, nq,
-                                            opr, npr, opb, npb, sorted_pb, kb, submit,
-                                            estimate, procs, skey)
-                sorted_pb = npb
-            free, hn, nrl, t_wake = profile_pass(
-                t, mode, depth, order, npo, q, nq, border, nb, pt, pf, mark, free, hn, nrl,
-                state, start, exp_end, first_resv, resv, ht, hj, rl, runtime, estimate, procs)
+                if sort_pb:
+                    backfill_sorted(t, npb, sorted_pb)
+                    sorted_pb = npb
+                border, nb = (opb, npb) if sort_pb else (opr, npr) if by_primary else (q, nq)
+            free, hn, nrl, t_wake = profile_pass(t, order, npo, border, nb, free, hn, nrl)
 
         if nrl == running_before:
             continue  # the pass started nothing: the lists hold queued jobs alone
-        nq = keep_queued(q, nq, state, QUEUED)
+        m = 0
+        for a in range(nq):
+            if state[q[a]] == QUEUED:
+                q[m], qp[m] = q[a], qp[a]
+                m += 1
+        nq = m
         if sort_pr:
             npr = sorted_pr = keep_queued(opr, npr, state, QUEUED)
         else:

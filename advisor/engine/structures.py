@@ -1,10 +1,14 @@
 """Compiled data structures of the engine: a completion heap, ordered job lists, and the
 free-processor profile used by reservation-based backfilling. All work on preallocated
 arrays, so the simulation loop allocates nothing per event.
+
+They are ``register_jitable``, not ``njit``: compiled into each compiled caller, so that
+the arrays they are given are not reference-counted (atomic operations) at every call,
+which took a third of a textbook EASY run (docs/performance.md).
 """
 from __future__ import annotations
 
-from numba import njit
+from numba.extending import register_jitable
 
 # Queue orderings (seed 002 §3.2). Each sorts by its key, then by submit time, then job id:
 # job indices are in (submit, job id) order, so the index is the tie-break. KEYED and
@@ -14,7 +18,7 @@ from numba import njit
 FCFS, LCFS, SPF, LPF, SQF, LQF, EXP, KEYED, KEYED_OTHER = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
 
-@njit(cache=True)
+@register_jitable
 def heap_push(ht, hj, n, t, j):
     """Push (t, j) on a binary min-heap stored in ht/hj of size n; returns the new size."""
     i = n
@@ -30,7 +34,7 @@ def heap_push(ht, hj, n, t, j):
     return n + 1
 
 
-@njit(cache=True)
+@register_jitable
 def heap_pop(ht, hj, n):
     """Remove the smallest (t, j); returns (j, new size)."""
     j = hj[0]
@@ -52,7 +56,7 @@ def heap_pop(ht, hj, n):
     return j, n
 
 
-@njit(cache=True)
+@register_jitable
 def order_key(order, j, t, submit, estimate, procs):
     """The sort key of job j under a built-in ordering at time t (smaller runs first)."""
     if order == FCFS:
@@ -73,7 +77,7 @@ def order_key(order, j, t, submit, estimate, procs):
     return -float(t - submit[j] + e) / e
 
 
-@njit(cache=True)
+@register_jitable
 def sort_by_key(buf, n, key, a0=1):
     """Stable insertion sort of buf[:n] by (key[j], j), buf[:a0] being sorted already.
     Buffers stay nearly sorted between passes (static keys change only by arrivals, put
@@ -88,7 +92,7 @@ def sort_by_key(buf, n, key, a0=1):
         buf[b + 1] = j
 
 
-@njit(cache=True)
+@register_jitable
 def keep_queued(buf, n, state, queued):
     """Drop from buf[:n] the jobs that are no longer queued; returns the new length."""
     m = 0
@@ -100,7 +104,7 @@ def keep_queued(buf, n, state, queued):
     return m
 
 
-@njit(cache=True)
+@register_jitable
 def count_started(buf, n, state, queued):
     """How many of buf[:n] are no longer queued."""
     c = 0
@@ -109,7 +113,7 @@ def count_started(buf, n, state, queued):
     return c
 
 
-@njit(cache=True)
+@register_jitable
 def running_insert(rl, n, j, exp_end, procs):
     """Insert j into rl[:n], kept sorted by (expected end, processors, job)."""
     a = n
@@ -124,7 +128,7 @@ def running_insert(rl, n, j, exp_end, procs):
     return n + 1
 
 
-@njit(cache=True)
+@register_jitable
 def running_remove(rl, n, j):
     a = 0
     while rl[a] != j:
@@ -137,7 +141,7 @@ def running_remove(rl, n, j):
 # ---- free-processor profile: pf[i] processors are free in [pt[i], pt[i+1]); the last segment
 # ---- runs to infinity. Seed 001 §2.1 keeps it as a linked list; arrays serve the same.
 
-@njit(cache=True)
+@register_jitable
 def profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf):
     """The profile from t on of the running jobs ``rl`` (by expected end), each releasing
     its processors at its expected end, or one second from now once overdue; returns its
@@ -156,7 +160,7 @@ def profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf):
     return m
 
 
-@njit(cache=True)
+@register_jitable
 def profile_split(pt, pf, m, x):
     """Ensure a breakpoint at time x (>= pt[0]); returns (its index, new m)."""
     i = m - 1
@@ -172,7 +176,7 @@ def profile_split(pt, pf, m, x):
     return i + 1, m + 1
 
 
-@njit(cache=True)
+@register_jitable
 def profile_add(pt, pf, m, s, e, delta):
     """Add delta free processors over [s, e); returns the new m."""
     if e <= s:
@@ -184,7 +188,7 @@ def profile_add(pt, pf, m, s, e, delta):
     return m
 
 
-@njit(cache=True)
+@register_jitable
 def profile_anchor(pt, pf, m, need, dur):
     """Earliest time (the 'anchor point' of seed 001 Fig. 1) from which `need` processors stay
     free for `dur` seconds."""
