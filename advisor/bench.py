@@ -6,7 +6,11 @@ Each trace is measured in a fresh process so that its peak memory is its own:
   on-disk cache (or compiles it, the first time ever);
 * sim: the median over ``repeat`` runs of one simulation, parse and JIT excluded;
 * compile: a cold JIT compilation, in a process given an empty numba cache directory.
-Whole-command figures time ``advisor replay`` and ``advisor tune`` as processes.
+Whole-command figures time ``advisor replay`` and ``advisor tune`` as processes (with their
+peak memory), and a CTC-SP2 replay against ``advisor.plain_easy``, a plain-Python EASY that
+gives the same schedule (checked before it is timed). The slurm-mode orderings are kept
+fixed over a window as the advice benchmark keeps them (``fixed_starts``), and an online
+replay's decisions are timed between its progress calls. ``TARGETS``: issue 23's.
 """
 from __future__ import annotations
 
@@ -26,6 +30,18 @@ from advisor.plugins.spec import BASELINE
 
 TRACES = ("KTH-SP2", "CTC-SP2", "SDSC-BLUE")
 POLICIES = (BASELINE, "easy:SPF:SPF")
+#: the slurm-mode orderings timed kept fixed: a window of SDSC-BLUE (weeks, first week)
+ORDERINGS, ORDERING_WINDOW = ("easy:SPF:SPF", "easy:SQF:SQF", "easy:LQF:LQF"), (12, 10)
+#: the online replay timed: a bundled trace of a large machine, its first week, daily
+ONLINE = ("LLNL-Atlas", 10, 7)
+#: (figure, target, unit): each figure is below its target when met
+TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 0.040, "s"),
+           ("slurm mode ÷ textbook on CTC-SP2", 2.0, "x"),
+           ("SQF/LQF ÷ SPF in the slurm mode", 1.5, "x"),
+           ("replay KTH-SP2 process", 0.5, "s"), ("replay process peak RSS", 150, "MiB"),
+           ("replay CTC-SP2 ÷ plain-Python EASY", 1 / 3, "x"),
+           ("tune KTH-SP2 process", 3.0, "s"), ("online decision", 3.0, "s"),
+           ("cold compile", 60.0, "s"))
 
 
 def trace_figures(name: str, repeat: int) -> dict:
@@ -55,10 +71,34 @@ def trace_figures(name: str, repeat: int) -> dict:
     run_slurm(inp)
     sims[POLICIES[0]], slurm_s = _median_times(repeat, lambda: run(arrays, configs[POLICIES[0]]),
                                                lambda: run_slurm(inp))
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mib = peak_rss_mib()
     return {"trace": name, "jobs": len(arrays), "parse_s": parse, "first_call_s": first,
             "sim_s": sims, "jobs_per_s": {k: len(arrays) / v for k, v in sims.items()},
             "slurm_easy_s": slurm_s, "peak_rss_mib": peak_mib}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory since its exec (VmHWM). Not ru_maxrss: Linux
+    counts in it the parent's memory at the fork, before the exec."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+
+
+#: runs a module as ``python -m`` would, then writes its peak memory (VmHWM, as
+#: ``peak_rss_mib``) to standard error; standard library only, so it adds nothing to it
+_REPORTING = """
+import atexit, re, runpy, sys
+def report():
+    with open("/proc/self/status") as status:
+        kib = re.search(r"VmHWM:\\s+(\\d+)", status.read()).group(1)
+    sys.stderr.write(f"\\npeak_rss_mib={int(kib) / 1024}\\n")
+atexit.register(report)
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
 
 
 def _median_times(repeat: int, *calls) -> list[float]:
@@ -79,14 +119,98 @@ def _python(code: str, env: dict | None = None) -> str:
     return done.stdout
 
 
-def _timed(argv: list[str], repeat: int) -> float:
+def _process(argv: list[str], repeat: int) -> dict:
+    """A command run ``repeat`` times as a process: the median wall time (s), the largest
+    peak RSS (MiB), and its standard output."""
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "advisor.cli", *argv], check=True,
-                       capture_output=True)
+        done = subprocess.run([sys.executable, *argv], capture_output=True, check=True)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    # the peak memory from a run of its own: reporting it imports this module
+    module, *rest = argv[1:] if argv[0] == "-m" else argv
+    err = subprocess.run([sys.executable, "-c", _REPORTING, module, *rest],
+                         capture_output=True, text=True, check=True).stderr
+    peak = float(err.rsplit("peak_rss_mib=", 1)[1])
+    return {"command": " ".join(argv), "seconds": statistics.median(times),
+            "peak_rss_mib": peak, "stdout": done.stdout.decode()}
+
+
+def _advisor(argv: list[str], repeat: int) -> dict:
+    out = _process(["-m", "advisor.cli", *argv], repeat)
+    return {**out, "command": "advisor " + " ".join(argv), "stdout": None}
+
+
+def replay_against_plain(trace: str, repeat: int) -> dict:
+    """A whole ``advisor replay`` process against the plain-Python EASY's, on the same
+    trace, once their schedules are checked equal."""
+    from adapters.swf import resolve_trace
+    path = str(resolve_trace(trace))
+    ours = _python("import json; from adapters.swf import read_swf; "
+                   "from advisor.engine import job_arrays, run, EngineConfig; "
+                   f"s, _ = run(job_arrays(read_swf({path!r})), EngineConfig()); "
+                   "print(' '.join(map(str, s)))").split()
+    theirs = _process(["-m", "advisor.plain_easy", path, "--starts"], 1)["stdout"].split()
+    if ours != theirs:
+        raise RuntimeError("advisor.plain_easy's schedule differs from the engine's")
+    plain = _process(["-m", "advisor.plain_easy", path], repeat)
+    replay = _advisor(["replay", trace, "--policy", BASELINE, "--json"], repeat)
+    return {"trace": trace, "replay": replay, "plain": {**plain, "stdout": None},
+            "ratio": replay["seconds"] / plain["seconds"]}
+
+
+def orderings_figures() -> dict:
+    """Each of ORDERINGS kept fixed over SDSC-BLUE's window in the slurm mode (daily
+    cuts, as the advice benchmark), timed once the engine is loaded."""
+    from adapters.swf import read_swf, resolve_trace
+    from advisor.engine import Estimates
+    from advisor.model import SECONDS_PER_WEEK
+    from advisor.plugins.spec import parse_policy
+    from advisor.whatif.candidates import history_limits
+    from advisor.whatif.hindsight import FixedTask, bench_window, fixed_starts
+
+    weeks, first = ORDERING_WINDOW
+    whole = read_swf(resolve_trace("SDSC-BLUE"))
+    t0 = int(whole.jobs["submit"].min()) + first * SECONDS_PER_WEEK
+    window, prior = bench_window(whole, t0, t0 + weeks * SECONDS_PER_WEEK)
+    tasks = {spec: FixedTask(window, Estimates(), 86400, parse_policy(spec),
+                             history_limits(prior)) for spec in ORDERINGS}
+    fixed_starts(tasks[ORDERINGS[0]])
+    seconds = {}
+    for spec, task in tasks.items():
+        t = time.perf_counter()
+        fixed_starts(task)
+        seconds[spec] = time.perf_counter() - t
+    return {"trace": "SDSC-BLUE", "weeks": weeks, "first_week": first,
+            "jobs": len(window), "seconds": seconds,
+            "worst_vs_spf": max(seconds.values()) / seconds[ORDERINGS[0]]}
+
+
+def online_figures() -> dict:
+    """An online replay (daily decisions, the default settings and executor) over ONLINE's
+    window: each decision's wall time, from one progress call to the next."""
+    from adapters.swf import read_swf, resolve_trace
+    from advisor.model import SECONDS_PER_WEEK
+    from advisor.whatif.hindsight import bench_window
+    from advisor.whatif.online import online_replay
+    from advisor.whatif.recommend import Settings
+    from advisor.whatif.runner import make_executor
+
+    trace, first, days = ONLINE
+    whole = read_swf(resolve_trace(trace))
+    t0 = int(whole.jobs["submit"].min()) + first * SECONDS_PER_WEEK
+    window, prior = bench_window(whole, t0, t0 + days * 86400)
+    stamps = []
+    executor = make_executor(None)
+    try:
+        online_replay(window, 86400, Settings(), executor, prior=prior,
+                      on_progress=lambda done, total: stamps.append(time.perf_counter()))
+    finally:
+        executor.close()
+    each = [b - a for a, b in zip(stamps, stamps[1:])]  # (the first includes the setup)
+    return {"trace": trace, "cpus": whole.machine.procs, "first_week": first, "days": days,
+            "decisions": len(stamps), "seconds": each, "median_s": statistics.median(each),
+            "max_s": max(each)}
 
 
 def cold_compile() -> float:
@@ -98,39 +222,77 @@ def cold_compile() -> float:
         return float(_python(code, {"NUMBA_CACHE_DIR": cache}).strip())
 
 
-def bench(repeat: int = 5, tune: bool = True) -> dict:
+def _in_process(function: str) -> dict:
+    """A figure function of this module, run in a fresh process."""
+    return json.loads(_python(f"import json; from advisor import bench; "
+                              f"print(json.dumps(bench.{function}))"))
+
+
+def bench(repeat: int = 5, tune: bool = True, online: bool = True) -> dict:
     figures = {"cpus": os.cpu_count(), "compile_s": cold_compile(), "traces": []}
     for name in TRACES:
-        out = _python(f"import json; from advisor.bench import trace_figures; "
-                      f"print(json.dumps(trace_figures({name!r}, {repeat})))")
-        figures["traces"].append(json.loads(out))
-    figures["replay_process_s"] = {
-        "command": f"advisor replay KTH-SP2 --policy {BASELINE} --json",
-        "seconds": _timed(["replay", "KTH-SP2", "--policy", BASELINE, "--json"], 5)}
+        figures["traces"].append(_in_process(f"trace_figures({name!r}, {repeat})"))
+    figures["replay_process"] = _advisor(["replay", "KTH-SP2", "--policy", BASELINE,
+                                          "--json"], repeat)
+    figures["against_plain"] = replay_against_plain("CTC-SP2", min(repeat, 3))
+    figures["slurm_orderings"] = _in_process("orderings_figures()")
     if tune:
-        figures["tune_process_s"] = {
-            "command": "advisor tune KTH-SP2 --weeks 250 --json",
-            "seconds": _timed(["tune", "KTH-SP2", "--weeks", "250", "--json"], 1)}
+        figures["tune_process"] = _advisor(["tune", "KTH-SP2", "--weeks", "250", "--json"], 1)
+    if online:
+        figures["online"] = _in_process("online_figures()")
+    figures["targets"] = targets(figures)
     return figures
 
 
+def targets(f: dict) -> list[dict]:
+    """Each of TARGETS with the figure measured (None: not measured in this run)."""
+    by_trace = {t["trace"]: t for t in f["traces"]}
+    ctc = by_trace["CTC-SP2"]
+    measured = {
+        "CTC-SP2 EASY-FCFS-FCFS": ctc["sim_s"][BASELINE],
+        "SDSC-BLUE EASY-FCFS-FCFS": by_trace["SDSC-BLUE"]["sim_s"][BASELINE],
+        "slurm mode ÷ textbook on CTC-SP2": ctc["slurm_easy_s"] / ctc["sim_s"][BASELINE],
+        "SQF/LQF ÷ SPF in the slurm mode": f["slurm_orderings"]["worst_vs_spf"],
+        "replay KTH-SP2 process": f["replay_process"]["seconds"],
+        "replay process peak RSS": f["replay_process"]["peak_rss_mib"],
+        "replay CTC-SP2 ÷ plain-Python EASY": f["against_plain"]["ratio"],
+        "tune KTH-SP2 process": f.get("tune_process", {}).get("seconds"),
+        "online decision": f.get("online", {}).get("median_s"),
+        "cold compile": f["compile_s"]}
+    return [{"figure": name, "target": target, "unit": unit, "measured": measured[name],
+             "met": None if measured[name] is None else measured[name] < target}
+            for name, target, unit in TARGETS]
+
+
 def bench_table(f: dict) -> Group:
-    table = Table(title=f"Engine, Lelong et al.'s filter, {f['cpus']} CPUs (median of runs)",
+    table = Table(title=f"Engine, Lelong et al.'s filter, {f['cpus']} CPUs (medians)",
                   title_justify="left")
-    for col in ("trace", "jobs", "parse", "first call", *(f"{p} sim" for p in POLICIES),
-                *(f"{p} jobs/s" for p in POLICIES), "slurm mode (EASY-like)",
-                f"slurm ÷ {POLICIES[0]}", "peak RSS"):
+    for col in ("trace", "jobs", "parse", "FCFS", "SPF", "slurm", "÷ FCFS", "RSS"):
         table.add_column(col, justify="left" if col == "trace" else "right")
     for t in f["traces"]:
-        table.add_row(t["trace"], str(t["jobs"]), f"{t['parse_s'] * 1000:.0f} ms",
-                      f"{t['first_call_s'] * 1000:.0f} ms",
+        table.add_row(t["trace"], f"{t['jobs']:,}", f"{t['parse_s']:.2f} s",
                       *(f"{t['sim_s'][p] * 1000:.1f} ms" for p in POLICIES),
-                      *(f"{t['jobs_per_s'][p] / 1e6:.2f} M" for p in POLICIES),
                       f"{t['slurm_easy_s'] * 1000:.0f} ms",
                       f"{t['slurm_easy_s'] / t['sim_s'][POLICIES[0]]:.1f}x",
                       f"{t['peak_rss_mib']:.0f} MiB")
-    lines = [f"cold JIT compile (empty cache): {f['compile_s']:.1f} s"]
-    for key in ("replay_process_s", "tune_process_s"):
-        if key in f:
-            lines.append(f"{f[key]['command']}: {f[key]['seconds']:.2f} s (whole process)")
-    return Group(table, *lines)
+    goals = Table("figure", "measured", "target", "met", title="Targets (issue 23)",
+                  title_justify="left")
+    for g in f["targets"]:
+        show = _show(g["unit"])
+        goals.add_row(g["figure"], "-" if g["measured"] is None else show(g["measured"]),
+                      f"< {show(g['target'])}",
+                      {True: "yes", False: "no", None: "-"}[g["met"]])
+    lines = [f"{f[k]['command']}: {f[k]['seconds']:.2f} s, {f[k]['peak_rss_mib']:.0f} MiB"
+             for k in ("replay_process", "tune_process") if k in f]
+    plain = f["against_plain"]
+    lines.append(f"advisor.plain_easy {plain['trace']}: {plain['plain']['seconds']:.2f} s, "
+                 f"{plain['plain']['peak_rss_mib']:.0f} MiB (same schedule)")
+    return Group(table, goals, *lines)
+
+
+def _show(unit: str):
+    if unit == "s":
+        return lambda v: f"{v * 1000:.1f} ms" if v < 1 else f"{v:.2f} s"
+    if unit == "x":
+        return lambda v: f"{v:.2f}x"
+    return lambda v: f"{v:.0f} {unit}"
