@@ -366,7 +366,8 @@ def cmd_policies(args, out: Console) -> int:
 
 def cmd_bench(args, out: Console) -> int:
     from advisor.bench import bench, bench_table
-    figures = bench(repeat=args.repeat, tune=not args.skip_tune, online=not args.skip_online)
+    figures = bench(repeat=args.repeat, tune=not args.skip_tune, online=not args.skip_online,
+                    compile=not args.skip_compile)
     if args.json:
         _emit_json(figures)
     else:

@@ -291,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-tune", action="store_true", help="skip the tune figure (~5 s)")
     p.add_argument("--skip-online", action="store_true",
                    help="skip the online replay's decisions (~15 s)")
+    p.add_argument("--skip-compile", action="store_true",
+                   help="skip the cold compilations (about a minute)")
     p.add_argument("--json", action="store_true")
     return parser
 

@@ -65,8 +65,8 @@ def _compile_notice() -> None:
     from advisor.engine.warmup import compile_all, compiled
     if compiled():
         return
-    sys.stderr.write("advisor: compiling the simulator once for this machine (1 to 3 "
-                     "minutes; later runs reuse it)...\n")
+    sys.stderr.write("advisor: compiling the simulator once for this machine (about a "
+                     "minute; later runs reuse it)...\n")
     sys.stderr.flush()
     start = time.monotonic()
     compile_all()

@@ -4,6 +4,10 @@
 so before the wait instead of being silent for minutes."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 
 from advisor.engine import EngineConfig, core, job_arrays, run
@@ -28,15 +32,61 @@ def compiled() -> bool:
         return True
 
 
-def compile_all() -> None:
-    """Compile (or load) every kernel by simulating four jobs in each: both modes of the
-    engine, the planner, the coscheduling model and the gang partition."""
+def _workload():
     records = [dict(submit=t, procs=p, runtime=r, estimate=2 * r)
                for t, p, r in ((0, 2, 60), (10, 1, 30), (20, 2, 90), (30, 1, 20))]
-    workload = workload_from_records(records, 2)
-    arrays = job_arrays(workload)
-    run(arrays, EngineConfig())
-    run_slurm(workload_input(workload, SchedulingConfig()))
-    run(arrays, EngineConfig(plan="wait", annealing=Annealing(moves=1)))
+    return workload_from_records(records, 2)
+
+
+def _textbook():
+    run(job_arrays(_workload()), EngineConfig())
+
+
+def _slurm():
+    run_slurm(workload_input(_workload(), SchedulingConfig()))
+
+
+def _plan():
+    run(job_arrays(_workload()), EngineConfig(plan="wait", annealing=Annealing(moves=1)))
+
+
+def _cosched():
     cosched.simulate(np.ones((2, 2)), [3, 3], [True, True], "FCS")
+
+
+def _gang():
+    arrays = job_arrays(_workload())
     gang.run_gang(arrays.submit, arrays.runtime, arrays.estimate, arrays.procs, 2, 2)
+
+
+#: each kernel, compiled (or loaded) by simulating four jobs; the slurm mode's takes about
+#: two thirds of a cold compilation (docs/performance.md)
+KERNELS = {"slurm": _slurm, "textbook": _textbook, "plan": _plan, "cosched": _cosched,
+           "gang": _gang}
+
+
+def compile_kernels(names=tuple(KERNELS)) -> None:
+    """Compile (or load) the kernels named: both modes of the engine, the planner, the
+    coscheduling model and the gang partition."""
+    for name in names:
+        KERNELS[name]()
+
+
+def compile_all() -> None:
+    """Every kernel. With a second core, the slurm mode's kernel (most of the time) compiles
+    in a child process while this one compiles the others, then loads it: numba's cache
+    takes both. A failing child only means this process compiles it after all; an
+    interrupted one is not left behind."""
+    if (os.cpu_count() or 1) > 1:
+        child = subprocess.Popen(
+            [sys.executable, "-c", "from advisor.engine.warmup import compile_kernels; "
+             "compile_kernels(('slurm',))"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            compile_kernels(tuple(k for k in KERNELS if k != "slurm"))
+            child.wait()
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    compile_kernels()

@@ -79,11 +79,12 @@ def evaluate(task: tuple[list[JobArrays], list[EngineConfig]]) -> np.ndarray:
     weeks, configs = task
     out = np.zeros((2, len(configs), len(weeks)))
     for w, arrays in enumerate(weeks):
-        for c, config in enumerate(configs):
-            start, _ = run(arrays, config)
-            wait = start - arrays.submit
-            out[0, c, w] = wait.mean() if len(wait) else 0.0
-            out[1, c, w] = wait.max() if len(wait) else 0.0
+        if not len(arrays):
+            continue
+        # every policy's waits in one table, reduced at once (not 2 x 49 small reductions)
+        wait = np.stack([run(arrays, config)[0] for config in configs]) - arrays.submit
+        out[0, :, w] = wait.mean(axis=1)
+        out[1, :, w] = wait.max(axis=1)
     return out
 
 

@@ -135,14 +135,23 @@ def test_queues_study_json_table_and_plot(tmp_path):
 
 def test_bench_prints_every_figure():
     # Figures only: nothing here asserts a speed (speed is measured, never tested).
-    done = advisor("bench", "--repeat", "1", "--skip-tune", "--json")
+    done = advisor("bench", "--repeat", "1", "--skip-tune", "--skip-online", "--skip-compile",
+                   "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert [t["trace"] for t in doc["traces"]] == ["KTH-SP2", "CTC-SP2", "SDSC-BLUE"]
     for t in doc["traces"]:
         assert t["jobs"] > 20000 and t["parse_s"] > 0 and t["peak_rss_mib"] > 0
         assert set(t["sim_s"]) == {"easy:FCFS:FCFS", "easy:SPF:SPF"}
-    assert doc["compile_s"] > 0 and doc["replay_process_s"]["seconds"] > 0
+    assert doc["replay_process"]["seconds"] > 0 and doc["replay_process"]["peak_rss_mib"] > 0
+    # the plain-Python EASY ran (its schedule checked equal), each ordering was timed
+    assert doc["against_plain"]["plain"]["seconds"] > 0 and doc["against_plain"]["ratio"] > 0
+    assert set(doc["slurm_orderings"]["seconds"]) == {"easy:SPF:SPF", "easy:SQF:SQF",
+                                                     "easy:LQF:LQF"}
+    skipped = {"tune KTH-SP2 process", "online decision", "cold compile, every kernel"}
+    for target in doc["targets"]:
+        assert (target["measured"] is None) == (target["figure"] in skipped), target
+        assert target["met"] in ((None,) if target["figure"] in skipped else (True, False))
 
 
 def test_recommend_exit_code_json_store_and_lock(tmp_path):
