@@ -44,7 +44,8 @@ def held(estimate):
 @register_jitable
 def start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl, runtime, estimate, procs):
     """Start job j now: returns the new (free processors, heap size, running count). (The
-    multiple-queue engine's; ``simulate`` has the same as a closure.)"""
+    multiple-queue engine's; ``simulate`` has the same as a closure: calling this one from
+    it is slower, docs/performance.md.)"""
     state[j] = RUNNING
     start[j] = t
     exp_end[j] = t + estimate[j]
