@@ -96,7 +96,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     profile_mode = mode == DEPTH or mode == CONSERVATIVE
     # the backfill queue: opb (an order of its own), opr (the primary's), or q (arrival)
     by_primary = secondary == primary and sort_pr
-    arrival_order = secondary == FCFS
+    arrival_order = not (sort_pb or by_primary)
 
     # Helpers are closures over the arrays, not compiled functions taking them: an array
     # passed to a compiled function is reference-counted (atomic operations) at each call,
@@ -199,15 +199,19 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                     free, hn, nrl = launch(j, t, free, hn, nrl)
         return free, hn, nrl, t_wake
 
-    def backfill_sorted(t, npb, sorted_pb):
-        """Sorts opb[:npb] when the backfill queue has an order of its own (sort_pb):
-        static keys were written at arrival, and opb[:sorted_pb] is in order already."""
+    def sort_backfill(t, npb, sorted_pb):
+        """When the backfill queue has an order of its own (sort_pb), sorts opb[:npb]
+        (static keys were written at arrival, and opb[:sorted_pb] is in order already);
+        returns how much of opb is in order."""
+        if not sort_pb:
+            return sorted_pb
         if secondary == EXP:
             for a in range(npb):
                 j = opb[a]
                 kb[j] = order_key(secondary, j, t, submit, estimate, procs)
             sorted_pb = 1
         sort_by_key(opb, npb, kb, sorted_pb)
+        return npb
 
     if t0 != NO_RESUME:  # the snapshot's state: running jobs and the queue at t0
         while ai < n and submit[ai] <= t0:
@@ -283,9 +287,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                 if first_resv[head] < 0:
                     first_resv[head] = shadow
                 # ---- backfill in the secondary order without delaying the head
-                if sort_pb:
-                    backfill_sorted(t, npb, sorted_pb)
-                    sorted_pb = npb
+                sorted_pb = sort_backfill(t, npb, sorted_pb)
                 border, nb = (opb, npb) if sort_pb else (opr, npr) if by_primary else (q, nq)
                 for a in range(nb):
                     if free == 0:
@@ -303,9 +305,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         else:
             border, nb = q, nq  # conservative backfills nothing: every job has its promise
             if mode == DEPTH:
-                if sort_pb:
-                    backfill_sorted(t, npb, sorted_pb)
-                    sorted_pb = npb
+                sorted_pb = sort_backfill(t, npb, sorted_pb)
                 border, nb = (opb, npb) if sort_pb else (opr, npr) if by_primary else (q, nq)
             free, hn, nrl, t_wake = profile_pass(t, order, npo, border, nb, free, hn, nrl)
 
