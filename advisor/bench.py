@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -46,11 +45,10 @@ TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 
 
 
 def trace_figures(name: str, repeat: int) -> dict:
-    from adapters.swf import read_swf
+    from adapters.swf import read_swf, resolve_trace
     from advisor.cleaning import CleaningOptions
     from advisor.engine import job_arrays, run
     from advisor.plugins.spec import parse_policy
-    from adapters.swf import resolve_trace
 
     t0 = time.perf_counter()
     workload = read_swf(resolve_trace(name),
@@ -72,24 +70,15 @@ def trace_figures(name: str, repeat: int) -> dict:
     run_slurm(inp)
     sims[POLICIES[0]], slurm_s = _median_times(repeat, lambda: run(arrays, configs[POLICIES[0]]),
                                                lambda: run_slurm(inp))
-    peak_mib = peak_rss_mib()
     return {"trace": name, "jobs": len(arrays), "parse_s": parse, "first_call_s": first,
             "sim_s": sims, "jobs_per_s": {k: len(arrays) / v for k, v in sims.items()},
-            "slurm_easy_s": slurm_s, "peak_rss_mib": peak_mib}
+            "slurm_easy_s": slurm_s}
 
 
-def peak_rss_mib() -> float:
-    """This process's peak resident memory since its exec (VmHWM). Not ru_maxrss: Linux
-    counts in it the parent's memory at the fork, before the exec."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
-
-
-#: runs a module as ``python -m`` would, then writes its peak memory (VmHWM, as
-#: ``peak_rss_mib``) to standard error; standard library only, so it adds nothing to it
+#: every process the bench starts runs through this: ``-m MODULE ARGS`` as ``python -m``
+#: would, or ``-c CODE``; at exit it writes its peak memory since the exec (VmHWM; not
+#: ru_maxrss, in which Linux counts the parent's memory at the fork) to standard error.
+#: Standard library only, so it adds next to nothing to what it measures.
 _REPORTING = """
 import atexit, re, runpy, sys
 def report():
@@ -97,8 +86,11 @@ def report():
         kib = re.search(r"VmHWM:\\s+(\\d+)", status.read()).group(1)
     sys.stderr.write(f"\\npeak_rss_mib={int(kib) / 1024}\\n")
 atexit.register(report)
-sys.argv = sys.argv[1:]
-runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+flag, target, sys.argv = sys.argv[1], sys.argv[2], sys.argv[2:]
+if flag == "-m":
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    exec(compile(target, "<bench>", "exec"), {"__name__": "__main__"})
 """
 
 
@@ -114,27 +106,26 @@ def _median_times(repeat: int, *calls) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
+def _run(argv: list[str], env: dict | None = None) -> tuple[str, float, float]:
+    """A Python process (``-m MODULE ...`` or ``-c CODE``, through ``_REPORTING``): its
+    standard output, wall time (s) and peak RSS (MiB)."""
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _REPORTING, *argv], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, check=True)
+    seconds = time.perf_counter() - t0
+    return done.stdout, seconds, float(done.stderr.rsplit("peak_rss_mib=", 1)[1])
+
+
 def _python(code: str, env: dict | None = None) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, check=True)
-    return done.stdout
+    return _run(["-c", code], env)[0]
 
 
 def _process(argv: list[str], repeat: int) -> dict:
     """A command run ``repeat`` times as a process: the median wall time (s), the largest
     peak RSS (MiB), and its standard output."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, *argv], capture_output=True, check=True)
-        times.append(time.perf_counter() - t0)
-    # the peak memory from a run of its own: reporting it imports this module
-    module, *rest = argv[1:] if argv[0] == "-m" else argv
-    err = subprocess.run([sys.executable, "-c", _REPORTING, module, *rest],
-                         capture_output=True, text=True, check=True).stderr
-    peak = float(err.rsplit("peak_rss_mib=", 1)[1])
-    return {"command": " ".join(argv), "seconds": statistics.median(times),
-            "peak_rss_mib": peak, "stdout": done.stdout.decode()}
+    runs = [_run(argv) for _ in range(repeat)]
+    return {"command": " ".join(argv), "seconds": statistics.median(r[1] for r in runs),
+            "peak_rss_mib": max(r[2] for r in runs), "stdout": runs[-1][0]}
 
 
 def _advisor(argv: list[str], repeat: int) -> dict:
@@ -147,7 +138,7 @@ def replay_against_plain(trace: str, repeat: int) -> dict:
     trace, once their schedules are checked equal."""
     from adapters.swf import resolve_trace
     path = str(resolve_trace(trace))
-    ours = _python("import json; from adapters.swf import read_swf; "
+    ours = _python("from adapters.swf import read_swf; "
                    "from advisor.engine import job_arrays, run, EngineConfig; "
                    f"s, _ = run(job_arrays(read_swf({path!r})), EngineConfig()); "
                    "print(' '.join(map(str, s)))").split()
@@ -160,20 +151,28 @@ def replay_against_plain(trace: str, repeat: int) -> dict:
             "ratio": replay["seconds"] / plain["seconds"]}
 
 
+def _window(trace: str, first_week: int, seconds: int):
+    """The benchmark window of a bundled trace from its week ``first_week`` on, and the
+    history before it (``bench_window``)."""
+    from adapters.swf import read_swf, resolve_trace
+    from advisor.model import SECONDS_PER_WEEK
+    from advisor.whatif.hindsight import bench_window
+    whole = read_swf(resolve_trace(trace))
+    t0 = int(whole.jobs["submit"].min()) + first_week * SECONDS_PER_WEEK
+    return bench_window(whole, t0, t0 + seconds)
+
+
 def orderings_figures() -> dict:
     """Each of ORDERINGS kept fixed over SDSC-BLUE's window in the slurm mode (daily
     cuts, as the advice benchmark), timed once the engine is loaded."""
-    from adapters.swf import read_swf, resolve_trace
     from advisor.engine import Estimates
     from advisor.model import SECONDS_PER_WEEK
     from advisor.plugins.spec import parse_policy
     from advisor.whatif.candidates import history_limits
-    from advisor.whatif.hindsight import FixedTask, bench_window, fixed_starts
+    from advisor.whatif.hindsight import FixedTask, fixed_starts
 
     weeks, first = ORDERING_WINDOW
-    whole = read_swf(resolve_trace("SDSC-BLUE"))
-    t0 = int(whole.jobs["submit"].min()) + first * SECONDS_PER_WEEK
-    window, prior = bench_window(whole, t0, t0 + weeks * SECONDS_PER_WEEK)
+    window, prior = _window("SDSC-BLUE", first, weeks * SECONDS_PER_WEEK)
     tasks = {spec: FixedTask(window, Estimates(), 86400, parse_policy(spec),
                              history_limits(prior)) for spec in ORDERINGS}
     fixed_starts(tasks[ORDERINGS[0]])
@@ -190,17 +189,12 @@ def orderings_figures() -> dict:
 def online_figures() -> dict:
     """An online replay (daily decisions, the default settings and executor) over ONLINE's
     window: each decision's wall time, from one progress call to the next."""
-    from adapters.swf import read_swf, resolve_trace
-    from advisor.model import SECONDS_PER_WEEK
-    from advisor.whatif.hindsight import bench_window
     from advisor.whatif.online import online_replay
     from advisor.whatif.recommend import Settings
     from advisor.whatif.runner import make_executor
 
     trace, first, days = ONLINE
-    whole = read_swf(resolve_trace(trace))
-    t0 = int(whole.jobs["submit"].min()) + first * SECONDS_PER_WEEK
-    window, prior = bench_window(whole, t0, t0 + days * 86400)
+    window, prior = _window(trace, first, days * 86400)
     stamps = []
     executor = make_executor(None)
     try:
@@ -209,7 +203,7 @@ def online_figures() -> dict:
     finally:
         executor.close()
     each = [b - a for a, b in zip(stamps, stamps[1:])]  # (the first includes the setup)
-    return {"trace": trace, "cpus": whole.machine.procs, "first_week": first, "days": days,
+    return {"trace": trace, "cpus": window.machine.procs, "first_week": first, "days": days,
             "decisions": len(stamps), "seconds": each, "median_s": statistics.median(each),
             "max_s": max(each)}
 
@@ -235,9 +229,11 @@ def cold_compile() -> dict:
 
 
 def _in_process(function: str) -> dict:
-    """A figure function of this module, run in a fresh process."""
-    return json.loads(_python(f"import json; from advisor import bench; "
-                              f"print(json.dumps(bench.{function}))"))
+    """A figure function of this module, run in a fresh process, with that process's peak
+    memory (``peak_rss_mib``)."""
+    out, _, peak = _run(["-c", f"import json; from advisor import bench; "
+                               f"print(json.dumps(bench.{function}))"])
+    return {**json.loads(out), "peak_rss_mib": peak}
 
 
 def bench(repeat: int = 5, tune: bool = True, online: bool = True,

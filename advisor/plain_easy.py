@@ -59,7 +59,7 @@ def easy(machine: int, jobs: list) -> list[int]:
 
     def launch(j: int, t: int) -> None:
         nonlocal free
-        submit, _, runtime, estimate, procs = jobs[j]
+        _, _, runtime, estimate, procs = jobs[j]
         start[j] = t
         free -= procs
         heapq.heappush(ends, (t + runtime, j))
