@@ -184,6 +184,14 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         rec_cpus[r] = jobs[CPUS, rec_job[r]]
         rec_limit[r] = min(jobs[LIMIT, rec_job[r]], part_max[rec_part[r]])
         can_skip = can_skip and jobs[NREC, rec_job[r]] == 1
+    # the queued records' CPUs per partition, counted by rank among the distinct CPU counts
+    # (cnt), and the smallest rank counted (low; nvals: none), so that whether any queued
+    # record fits its partition's free CPUs is known without a walk of the queue
+    cpu_vals = np.unique(rec_cpus)
+    nvals = cpu_vals.shape[0]
+    rec_rank = np.searchsorted(cpu_vals, rec_cpus)
+    cnt = np.zeros((npart, max(nvals, 1)), np.int64)
+    low = np.full(npart, nvals, np.int64)
     # Count mode is the textbook's idealisation, not a Slurm setting: a reservation holds a
     # CPU count, not nodes, and a job may end exactly when it begins (seed 001's EASY).
     count_mode = cfg[C_COUNT_RESV] != 0
@@ -237,6 +245,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                             part_free[q] -= c
         sc[S_FREEVER] += 1
         limit = min(jobs[LIMIT, j], part_max[p])
+        if state[j] == QUEUED:
+            for r in range(jobs[REC0, j], jobs[REC0, j] + jobs[NREC, j]):
+                q, v = rec_part[r], rec_rank[r]
+                cnt[q, v] -= 1
+                while low[q] < nvals and cnt[q, low[q]] == 0:
+                    low[q] += 1
         state[j] = RUNNING
         start[j] = t
         exp_end[j] = t + limit
@@ -283,6 +297,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             # a job's priority is set at submission [src: priority_p_set()]
             prio[r] = priority(r, t, jobs, rec_job, rec_static, w_age, max_age)
             key[r] = record_key(r, prio, rec_part, part_tier)
+            cnt[rec_part[r], rec_rank[r]] += 1
+            low[rec_part[r]] = min(low[rec_part[r]], rec_rank[r])
             b = sc[S_NQ] - 1
             while b >= sc[S_QH] and (key[queue[b]] > key[r] or (key[queue[b]] == key[r]
                                                            and queue[b] > r)):
@@ -648,14 +664,28 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         return (max(jobs[CPUS, j], jobs[MIN_NODES, j]) <= part_cpus[0]
                 and last <= t + cfg[C_BF_WINDOW])
 
+    def fits_now(r):
+        return state[rec_job[r]] == QUEUED and rec_cpus[r] <= part_free[rec_part[r]]
+
     def nothing_fits(a):
         """Every pending record from queue position a wants more CPUs than its partition
-        has free: none of them can start now."""
-        for b in range(a, sc[S_NQ]):
-            r = queue[b]
-            if state[rec_job[r]] == QUEUED and rec_cpus[r] <= part_free[rec_part[r]]:
-                return False
-        return True
+        has free: none of them can start now. The counts (cnt) say how many queued records
+        fit, so only the shorter side of position a is walked."""
+        if sc[S_NQ] - a <= a - sc[S_QH]:
+            for b in range(a, sc[S_NQ]):
+                if fits_now(queue[b]):
+                    return False
+            return True
+        before = 0
+        for b in range(sc[S_QH], a):
+            before += fits_now(queue[b])
+        total = 0  # fitting records, counted until they outnumber those before a
+        for q in range(npart):
+            v = low[q]
+            while v < nvals and cpu_vals[v] <= part_free[q] and total <= before:
+                total += cnt[q, v]
+                v += 1
+        return total <= before
 
     def backfill(t):
         """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits
