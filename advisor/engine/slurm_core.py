@@ -55,9 +55,10 @@ from advisor.engine.structures import heap_pop, heap_push, running_insert, runni
 
 # scalar state shared by the inner functions: the queue is queue[S_QH:S_NQ]; counts of the
 # running list, heap, allocation pool, reservations, free node-set slots; the backfill cycle;
-# nodes picked; a version of the free CPUs; the count of held-node events (``sized``)
+# nodes picked; a version of the free CPUs; the count of held-node events (``sized``); the
+# count of valid plans (earliest())
 (S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NSLOTS, S_CYCLE, S_PICKED, S_FREEVER, S_QH,
- S_NEV) = range(11)
+ S_NEV, S_PLANS) = range(12)
 # a will-run window this wide takes in every running job (2**40 s: 35,000 years)
 MAX_WINDOW = 1 << 40
 
@@ -155,15 +156,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     user_tested = np.zeros(nusers, np.int64)
     user_cycle = np.zeros(nusers, np.int64)  # user_tested[u] counts for cycle user_cycle[u]
     got_resv = np.zeros(n, np.int64)    # == cycle number: reserved in this cycle
-    sc = np.zeros(11, np.int64)
+    sc = np.zeros(12, np.int64)
     sc[S_NSLOTS] = slots
     cache = np.full(4, -1, np.int64)  # (overlap mask, free version, partition, CPUs)
     walk = np.full(4, -1, np.int64)   # next_batch's last walk
-    # the last first-of-cycle reservation: (job, free version, partition, duration, start,
-    # nodes, count-mode spare, running jobs still running at start) and its nodes; on one-CPU
-    # nodes also those running jobs
-    plan = np.full(8, -1, np.int64)
-    plan_bits = np.zeros(nw, np.uint64)
+    # the last reservation made at each place of a cycle: (job, free version, partition,
+    # duration, start, nodes, count-mode spare, running jobs still running at start) and its
+    # nodes; on one-CPU nodes also the running jobs of the first
+    plan = np.full((max_res, 8), -1, np.int64)
+    plan_bits = np.zeros((max_res, nw), np.uint64)
     plan_running = np.empty(nn if unit else 0, np.int64)
 
     bf_interval = cfg[C_BF_INTERVAL]
@@ -509,15 +510,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         still running then, its nodes are the answer again (what started or ended since is
         released by s)."""
         still = sc[S_NRL] - ri
-        same = (plan[0] == j and plan[2] == p and plan[4] == s and plan[7] == still
-                and not busy_first)  # (bf_busy_nodes looks at the nodes in use now)
+        same = (plan[0, 0] == j and plan[0, 2] == p and plan[0, 4] == s
+                and plan[0, 7] == still and not busy_first)  # (bf_busy_nodes looks at the nodes in use now)
         for i in range(still if same else 0):
             if plan_running[i] != rl[ri + i]:
                 same = False
                 break
         if same:
-            pick_bits[:] = plan_bits
-            sc[S_PICKED] = plan[5]
+            pick_bits[:] = plan_bits[0]
+            sc[S_PICKED] = plan[0, 5]
             return
         fut_bits[NONZERO] = free_bits[NONZERO]
         for i in range(ri):
@@ -526,7 +527,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 fut_bits[NONZERO, w] |= job_bits[sl, w]
         excl[:] = 0
         sc[S_PICKED] = pick(j, p, node_cpus, fut_bits, busy_first)
-        plan[7] = still
+        plan[0, 7] = still
         plan_running[:still] = rl[ri:sc[S_NRL]]
 
     def earliest_search(j, p, t, d):
@@ -611,24 +612,24 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         return NEVER
 
     def earliest(j, p, t, d):
-        """earliest_search(), except that a cycle's first reservation is the same as last
-        cycle's when no job started or ended since and it still lies ahead: the candidate
-        times up to it and what is free at each are unchanged (busy queues reserve for the
-        same head job cycle after cycle)."""
-        first = sc[S_NRES] == 0
-        if (first and plan[0] == j and plan[1] == sc[S_FREEVER] and plan[2] == p
-                and plan[3] == d and plan[4] > t):
-            k = plan[5]
-            pick_bits[:] = plan_bits
-            sc[S_PICKED] = k
-            res_spare[0] = plan[6]
-            return plan[4]
+        """earliest_search(), except that a reservation is the one made at the same place of
+        an earlier cycle when so was every reservation before it, no job started or ended
+        since, and it still lies ahead: the candidate times up to it and what is free at
+        each are unchanged (busy queues reserve for the same jobs cycle after cycle). A
+        reservation made anew voids the plans after it."""
+        i = sc[S_NRES]
+        if (i < sc[S_PLANS] and plan[i, 0] == j and plan[i, 1] == sc[S_FREEVER]
+                and plan[i, 2] == p and plan[i, 3] == d and plan[i, 4] > t):
+            pick_bits[:] = plan_bits[i]
+            sc[S_PICKED] = plan[i, 5]
+            res_spare[i] = plan[i, 6]
+            return plan[i, 4]
         s = earliest_search(j, p, t, d)
-        if first and s != NEVER:
-            k = sc[S_PICKED]
-            plan[0], plan[1], plan[2], plan[3], plan[4], plan[5] = j, sc[S_FREEVER], p, d, s, k
-            plan[6] = res_spare[0]
-            plan_bits[:] = pick_bits
+        if s != NEVER:
+            plan[i, 0], plan[i, 1], plan[i, 2], plan[i, 3] = j, sc[S_FREEVER], p, d
+            plan[i, 4], plan[i, 5], plan[i, 6] = s, sc[S_PICKED], res_spare[i]
+            plan_bits[i] = pick_bits
+            sc[S_PLANS] = i + 1
         return s
 
     def next_startable(t, a, tested):
