@@ -150,8 +150,10 @@ def main() -> int:
     for kind in args.executors.split(","):
         executor = make_executor(None, kind)
         try:
-            # one warm-up task, so that the wall time excludes loading the compiled engine
-            simulate(snap, history, candidates[:1], Settings(samples=1), executor)
+            # a warm-up task per worker, so that the wall time excludes loading the
+            # compiled engine
+            simulate(snap, history, candidates[:1], Settings(samples=2 * executor.workers),
+                     executor)
             t = time.perf_counter()
             simulate(snap, history, candidates, settings, executor)
             wall = time.perf_counter() - t

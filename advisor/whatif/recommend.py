@@ -54,8 +54,10 @@ from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, t
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 RISK_SLACK = 60.0
-#: candidates per task: a task is one sample under this many candidates
-BATCH = 24
+#: tasks per worker a simulation is cut into, at least: enough to even out their lengths,
+#: few enough that each task's fixed cost (shipping the snapshot, building its input)
+#: stays small beside its simulations
+TASKS_PER_WORKER = 2
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
 
@@ -242,18 +244,18 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
     seconds from its submission, when given."""
     runtimes = RuntimeModel(history)
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
+    executor = executor or SerialExecutor()
+    batches = batch_bounds(len(candidates), settings.samples, executor.workers)
     tasks, where = [], []
     for s in range(settings.samples):
         sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
                              runtimes, arrivals)
-        for c0 in range(0, len(candidates), BATCH):
-            tasks.append(Task(snapshot, tuple(candidates[c0:c0 + BATCH]), sample,
-                              settings.horizon))
+        for c0, c1 in batches:
+            tasks.append(Task(snapshot, tuple(candidates[c0:c1]), sample, settings.horizon))
             where.append((s, c0))
     results = np.zeros((len(candidates), settings.samples, len(METRICS)))
     waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
     ages: list[np.ndarray | None] = [None] * settings.samples
-    executor = executor or SerialExecutor()
     for done, (i, (out, w, age)) in enumerate(executor.map_unordered(evaluate, tasks), 1):
         s, c0 = where[i]
         results[c0:c0 + out.shape[0], s] = out
@@ -266,6 +268,14 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
         results[:, s, push] = tail_push(np.array(waits[s]), ref,
                                         None if allow is None else allow - ages[s])
     return results
+
+
+def batch_bounds(candidates: int, samples: int, workers: int) -> list[tuple[int, int]]:
+    """The candidates' batches, as [start, end) (a task is one sample under a batch):
+    each sample's candidates in as few batches as give every worker TASKS_PER_WORKER
+    tasks, or one per candidate, their sizes differing by one at most."""
+    n = min(candidates, max(1, -(-TASKS_PER_WORKER * workers // max(samples, 1))))
+    return [(k * candidates // n, (k + 1) * candidates // n) for k in range(n)]
 
 
 def _seed(seed: int, sample: int) -> int:

@@ -20,12 +20,15 @@ EXECUTORS = ("auto", "serial", "process", "ray")
 
 
 class Executor(Protocol):
+    workers: int  # how many items run at once
+
     def map_unordered(self, fn: Callable, items: Iterable) -> Iterator[tuple[int, object]]:
         """Yield (index of the item, fn(item)) as each result arrives."""
 
 
 class SerialExecutor:
     name = "serial"
+    workers = 1
 
     def map_unordered(self, fn, items):
         for i, item in enumerate(items):
@@ -110,6 +113,11 @@ class RayExecutor:
                                     "process)") from None
         self.started = True
         self._remote = {}
+
+    @property
+    def workers(self) -> int:
+        """The CPUs of the Ray cluster (the embedded one's, or the one joined)."""
+        return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
     def map_unordered(self, fn, items):
         ray = self.ray

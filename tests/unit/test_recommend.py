@@ -6,7 +6,8 @@ import pytest
 
 from advisor.whatif.candidates import candidates_for, slurm_candidate
 from advisor.plugins.spec import parse_policy
-from advisor.whatif.recommend import Settings, decide, simulate
+from advisor.whatif.recommend import (TASKS_PER_WORKER, Settings, batch_bounds, decide,
+                                      simulate)
 from advisor.whatif.runner import ProcessExecutor, SerialExecutor
 from advisor.whatif.scenario import METRICS
 from advisor.whatif.slurmconf import change_for, conf_lines
@@ -110,6 +111,22 @@ def test_spf_site_factors_rank_pending_jobs_by_limit():
     assert [limits[i] // 60 for i in ranked] == sorted(limits[i] // 60 for i in ranked)
     with pytest.raises(Exception, match="no form"):
         slurm_candidate(parse_policy("easy:EXP"), snap.config, snap.machine)
+
+
+@pytest.mark.parametrize("candidates,samples,workers", [
+    (100, 8, 2), (100, 1, 2), (100, 8, 32), (10, 1, 3), (3, 1, 8), (1, 16, 2), (30, 3, 1)])
+def test_tasks_are_as_few_as_keep_every_worker_busy(candidates, samples, workers):
+    """Each task pays for shipping the snapshot and building its input: a sample's
+    candidates go in as few batches as still give each worker TASKS_PER_WORKER tasks (or
+    one per candidate), of even sizes."""
+    bounds = batch_bounds(candidates, samples, workers)
+    assert [c0 for c0, _ in bounds] == [0] + [c1 for _, c1 in bounds[:-1]]
+    assert bounds[-1][1] == candidates
+    sizes = {c1 - c0 for c0, c1 in bounds}
+    assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+    want = TASKS_PER_WORKER * workers
+    assert samples * len(bounds) >= min(want, candidates * samples)
+    assert len(bounds) == 1 or samples * (len(bounds) - 1) < want
 
 
 def test_every_executor_gives_the_same_results():
