@@ -9,7 +9,11 @@ from typing import Callable, Union
 
 import numpy as np
 
-from advisor.engine import core
+from advisor.engine import cache
+
+cache.drop_stale(cache.cache_folder(), cache.source_fingerprint())
+
+from advisor.engine import core  # noqa: E402  (after the cache is checked)
 from advisor.engine.plan import COSTS, Annealing, simulate_plans
 from advisor.engine.structures import (EXP, FCFS, KEYED, KEYED_OTHER, LCFS, LPF, LQF, SPF,
                                        SQF, order_key)

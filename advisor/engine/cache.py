@@ -1,0 +1,62 @@
+"""Keeps numba's on-disk cache of the engine true to the engine's source.
+
+Numba keys a compiled kernel to the file that defines it alone, while the helpers it calls
+from the engine's other modules are compiled into it: changed by an upgrade or a checkout,
+they would leave the old kernel in use. So a fingerprint of every engine module (and of
+numba's version) is stamped beside the cache, and the cache is emptied when the stamp is
+missing or differs. The engine's package runs ``drop_stale`` on import, before any kernel
+is loaded.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+from numba import njit
+
+#: the file beside numba's cache files that names the sources they were built from
+STAMP = "advisor-engine.sha256"
+
+
+@njit(cache=True)
+def _locator():  # never called: its dispatcher says where numba keeps this folder's cache
+    return 0
+
+
+def cache_folder() -> Path:
+    """Where numba keeps the engine's compiled kernels (beside the sources, or under
+    NUMBA_CACHE_DIR, or in the user's cache when the package's folder is read-only)."""
+    return Path(_locator._cache._cache_path)
+
+
+def source_fingerprint() -> str:
+    """Every module of the engine, and numba's version, hashed."""
+    digest = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def drop_stale(folder: Path, fingerprint: str) -> int:
+    """Unless ``folder``'s stamp is ``fingerprint``, remove the numba cache files there and
+    stamp it; returns how many files were removed. A folder that cannot be written is left
+    as it is (numba cannot cache there either)."""
+    stamp = folder / STAMP
+    try:
+        if stamp.read_text().strip() == fingerprint:
+            return 0
+    except OSError:
+        pass  # no stamp: built before stamps, or never
+    try:
+        stale = list(folder.glob("*.nb[ic]"))
+        for f in stale:
+            f.unlink(missing_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{STAMP}.{os.getpid()}"
+        partial.write_text(fingerprint + "\n")
+        os.replace(partial, stamp)
+    except OSError:
+        return 0
+    return len(stale)
