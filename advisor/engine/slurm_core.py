@@ -665,21 +665,22 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         return (max(jobs[CPUS, j], jobs[MIN_NODES, j]) <= part_cpus[0]
                 and last <= t + cfg[C_BF_WINDOW])
 
-    def fits_now(r):
-        return state[rec_job[r]] == QUEUED and rec_cpus[r] <= part_free[rec_part[r]]
-
     def nothing_fits(a):
         """Every pending record from queue position a wants more CPUs than its partition
-        has free: none of them can start now. The counts (cnt) say how many queued records
-        fit, so only the shorter side of position a is walked."""
-        if sc[S_NQ] - a <= a - sc[S_QH]:
-            for b in range(a, sc[S_NQ]):
-                if fits_now(queue[b]):
-                    return False
-            return True
+        has free: none of them can start now. Only the shorter side of position a is
+        walked: after it, for a record that fits; before it, counting those that do, to
+        be compared with how many fit in all (cnt)."""
+        after = sc[S_NQ] - a <= a - sc[S_QH]
+        lo, hi = (a, sc[S_NQ]) if after else (sc[S_QH], a)
         before = 0
-        for b in range(sc[S_QH], a):
-            before += fits_now(queue[b])
+        for b in range(lo, hi):
+            r = queue[b]
+            if state[rec_job[r]] == QUEUED and rec_cpus[r] <= part_free[rec_part[r]]:
+                if after:
+                    return False
+                before += 1
+        if after:
+            return True
         total = 0  # fitting records, counted until they outnumber those before a
         for q in range(npart):
             v = low[q]
