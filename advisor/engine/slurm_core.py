@@ -188,9 +188,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     # the queued records' CPUs per partition, counted by rank among the distinct CPU counts
     # (cnt), and the smallest rank counted (low; nvals: none), so that whether any queued
     # record fits its partition's free CPUs is known without a walk of the queue
-    cpu_vals = np.unique(rec_cpus)
+    present = np.zeros(max(rec_cpus.max(), 0) + 1 if nr else 1, np.bool_)
+    for r in range(nr):
+        present[rec_cpus[r]] = True  # (a sort of every record would cost more)
+    cpu_vals = np.flatnonzero(present)
     nvals = cpu_vals.shape[0]
-    rec_rank = np.searchsorted(cpu_vals, rec_cpus)
+    rank_of = np.cumsum(present) - 1
+    rec_rank = np.empty(nr, np.int64)
+    for r in range(nr):
+        rec_rank[r] = rank_of[rec_cpus[r]]
     cnt = np.zeros((npart, max(nvals, 1)), np.int64)
     low = np.full(npart, nvals, np.int64)
     # Count mode is the textbook's idealisation, not a Slurm setting: a reservation holds a
@@ -510,8 +516,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         still running then, its nodes are the answer again (what started or ended since is
         released by s)."""
         still = sc[S_NRL] - ri
+        # (bf_busy_nodes looks at the nodes in use now)
         same = (plan[0, 0] == j and plan[0, 2] == p and plan[0, 4] == s
-                and plan[0, 7] == still and not busy_first)  # (bf_busy_nodes looks at the nodes in use now)
+                and plan[0, 7] == still and not busy_first)
         for i in range(still if same else 0):
             if plan_running[i] != rl[ri + i]:
                 same = False
