@@ -44,7 +44,7 @@ from advisor.plugins.registry import registry  # noqa: E402
 from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.whatif.candidates import candidates_for  # noqa: E402
-from advisor.whatif.recommend import Settings, simulate  # noqa: E402
+from advisor.whatif.recommend import TASKS_PER_WORKER, Settings, simulate  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
 from advisor.whatif.scenario import Task, evaluate  # noqa: E402
 from advisor.whatif.snapshot import trace_snapshot  # noqa: E402
@@ -150,10 +150,10 @@ def main() -> int:
     for kind in args.executors.split(","):
         executor = make_executor(None, kind)
         try:
-            # a warm-up task per worker, so that the wall time excludes loading the
+            # warm-up tasks for every worker, so that the wall time excludes loading the
             # compiled engine
-            simulate(snap, history, candidates[:1], Settings(samples=2 * executor.workers),
-                     executor)
+            simulate(snap, history, candidates[:1],
+                     Settings(samples=TASKS_PER_WORKER * executor.workers), executor)
             t = time.perf_counter()
             simulate(snap, history, candidates, settings, executor)
             wall = time.perf_counter() - t
