@@ -25,10 +25,12 @@ def _locator():  # never called: its dispatcher says where numba keeps this fold
     return 0
 
 
-def cache_folder() -> Path:
+def cache_folder() -> Path | None:
     """Where numba keeps the engine's compiled kernels (beside the sources, or under
-    NUMBA_CACHE_DIR, or in the user's cache when the package's folder is read-only)."""
-    return Path(_locator._cache._cache_path)
+    NUMBA_CACHE_DIR, or in the user's cache when the package's folder is read-only); None
+    when numba's compiler is switched off (NUMBA_DISABLE_JIT, for debugging)."""
+    cached = getattr(_locator, "_cache", None)
+    return None if cached is None else Path(cached._cache_path)
 
 
 def source_fingerprint() -> str:
@@ -39,10 +41,12 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def drop_stale(folder: Path, fingerprint: str) -> int:
+def drop_stale(folder: Path | None, fingerprint: str) -> int:
     """Unless ``folder``'s stamp is ``fingerprint``, remove the numba cache files there and
     stamp it; returns how many files were removed. A folder that cannot be written is left
     as it is (numba cannot cache there either)."""
+    if folder is None:
+        return 0
     stamp = folder / STAMP
     try:
         if stamp.read_text().strip() == fingerprint:

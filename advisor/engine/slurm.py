@@ -28,12 +28,13 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST,
                                          C_BF_MAX_JOB_USER, C_BF_MIN_AGE, C_BF_MIN_PRIO,
                                          C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
-                                         C_BF_SAME_SECOND, C_BF_WINDOW, C_CALC_PERIOD,
-                                         C_COUNT_RESV, C_END_LATENCY, C_FIRST_PASS,
-                                         C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY,
-                                         C_T0, C_WILL_RUN_WINDOW, CONFIG_SIZE, CPUS, ELIGIBLE,
-                                         EXCLUSIVE, FIXED, FIXED_PRIO, JOB_ROWS, LIMIT,
-                                         MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER)
+                                         C_BF_WINDOW, C_CALC_PERIOD, C_COUNT_RESV,
+                                         C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
+                                         C_STARTS_ONLY, C_T0, C_WILL_RUN_WINDOW, CONFIG_SIZE,
+                                         CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
+                                         JOB_ROWS, LIMIT, MIN_NODES, NREC, REC0, RUNTIME,
+                                         SUBMIT, USER)
+from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
 from advisor.model import Cluster, Job, SchedulingConfig, Snapshot, Workload, trace_machine
 
@@ -62,6 +63,7 @@ class SlurmInput:
     w_age: float
     max_age: float
     job_ids: np.ndarray
+    timing: Timing | None = None  # None: whole seconds, exact (a trace); see slurm_timing
 
     def __len__(self) -> int:
         return int(self.jobs.shape[1])
@@ -83,24 +85,24 @@ def start_times(inp: SlurmInput) -> np.ndarray:
 
 
 def _simulate(inp: SlurmInput, cfg: np.ndarray):
-    return simulate_slurm(inp.jobs, inp.rec_job, inp.rec_part, inp.rec_static, inp.node_cpus,
-                          inp.part_nodes, inp.part_tier, inp.part_max, cfg, inp.w_age,
-                          inp.max_age)
+    if inp.timing is None:
+        return simulate_slurm(inp.jobs, inp.rec_job, inp.rec_part, inp.rec_static,
+                              inp.node_cpus, inp.part_nodes, inp.part_tier, inp.part_max,
+                              cfg, inp.w_age, inp.max_age)
+    jobs, part_max, cfg, max_age = in_ticks(inp.jobs, inp.part_max, cfg, inp.max_age,
+                                            inp.timing)
+    start, resv = simulate_slurm(jobs, inp.rec_job, inp.rec_part, inp.rec_static,
+                                 inp.node_cpus, inp.part_nodes, inp.part_tier, part_max, cfg,
+                                 inp.w_age, max_age)
+    return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
 
 
 def config_vector(config: SchedulingConfig, t0: int | None = None,
                   first_pass: bool = False, count_reservations: bool = False,
-                  live_timing: bool = False, will_run_batches: bool = True) -> np.ndarray:
+                  will_run_batches: bool = True) -> np.ndarray:
     """The core's configuration vector from the typed configuration (seconds throughout).
     ``count_reservations`` is the textbook idealisation (reservations hold CPU counts, not
     whole nodes): for comparing with the textbook engine, never for predicting Slurm.
-
-    ``live_timing``: a reading of whole seconds for predicting a live cluster, whose
-    slurmctld acts at sub-second phases: an ending job's nodes are reused from the next
-    second (the main scheduler waits for the epilog to complete, about 0.3 s on the test
-    cluster; a backfill cycle due in the same second may come before the end), and a
-    backfill cycle due within the second of a submission sees it. Which second is right
-    depends on the backfill cycle's phase; README (sim-to-real) gives both readings' figures.
 
     ``will_run_batches``: a reservation's start is found as cons_tres does, releasing
     running jobs in batches of doubling windows from 30 s (``_will_run_test()``), not job
@@ -126,8 +128,6 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_T0] = NO_RESUME if t0 is None else t0
     cfg[C_FIRST_PASS] = int(first_pass)
     cfg[C_COUNT_RESV] = int(count_reservations)
-    cfg[C_END_LATENCY] = int(live_timing)
-    cfg[C_BF_SAME_SECOND] = int(live_timing)
     cfg[C_WILL_RUN_WINDOW] = WILL_RUN_WINDOW if will_run_batches else 0
     return cfg
 
@@ -164,11 +164,11 @@ def job_limit(job: Job, cluster: Cluster) -> int:
 
 def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job] = (),
                 first_pass: bool = True, config: SchedulingConfig | None = None,
-                live_timing: bool = True) -> SlurmInput:
+                timing: Timing | None = LIVE) -> SlurmInput:
     """The slurm core's input that continues from ``snapshot`` under ``config`` (default:
     the snapshot's). ``runtimes`` gives every job's actual runtime by id (running, pending
-    and arriving); ``arrivals`` are jobs submitted after the snapshot. ``live_timing``: see
-    ``config_vector``."""
+    and arriving); ``arrivals`` are jobs submitted after the snapshot. ``timing``: how its
+    whole seconds are read (``slurm_timing``; None: as exact instants)."""
     config = config or snapshot.config
     cluster = snapshot.machine
     node_cpus, part_nodes, tier, pmax, part_index = _machine(cluster)
@@ -220,10 +220,10 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     t0 = snapshot.time
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
-                      config_vector(config, t0, first_pass, live_timing=live_timing),
+                      config_vector(config, t0, first_pass),
                       0.0 if basic else float(config.priority_weight_age),
                       float(max(config.priority_max_age, 1)),
-                      np.array([j.job_id for j in jobs], np.int64))
+                      np.array([j.job_id for j in jobs], np.int64), timing)
 
 
 def workload_input(workload: Workload, config: SchedulingConfig,
@@ -305,7 +305,7 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
     """The same jobs and machine under another priority/multifactor configuration (a
     candidate's): every record's static priority recomputed, plus ``extra`` per job (the
     site factor and any other constant term, minus nice), and the scheduler settings of
-    ``config`` with the timing flags of ``inp``."""
+    ``config`` with ``inp``'s reading of time and reservations."""
     if config.priority_type != "priority/multifactor":
         raise BadInput("under_config needs a priority/multifactor configuration")
     jobs = inp.jobs.copy()
@@ -313,8 +313,7 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
     static = _static(config, cluster, _scheduled_partitions(cluster), jobs, inp.rec_job,
                      inp.rec_part, inp.node_cpus, inp.part_nodes)
     cfg = config_vector(config, int(inp.cfg[C_T0]), bool(inp.cfg[C_FIRST_PASS]),
-                        bool(inp.cfg[C_COUNT_RESV]), bool(inp.cfg[C_END_LATENCY]),
-                        bool(inp.cfg[C_WILL_RUN_WINDOW]))
+                        bool(inp.cfg[C_COUNT_RESV]), bool(inp.cfg[C_WILL_RUN_WINDOW]))
     cfg[C_T0] = inp.cfg[C_T0]
     return replace(inp, jobs=jobs, rec_static=static + extra[inp.rec_job], cfg=cfg,
                    w_age=float(config.priority_weight_age),

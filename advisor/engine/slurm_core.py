@@ -43,7 +43,7 @@ from advisor.engine.core import DONE, NEVER, NO_RESUME, QUEUED, RUNNING
 from advisor.engine.slurm_layout import (
     C_BACKFILL, C_BF_INTERVAL, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
     C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
-    C_BF_WINDOW, C_BF_BUSY_NODES, C_BF_SAME_SECOND, C_CALC_PERIOD, C_COUNT_RESV,
+    C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
     C_WILL_RUN_WINDOW,
     CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
@@ -261,7 +261,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         state[j] = RUNNING
         start[j] = t
         exp_end[j] = t + limit
-        # its nodes are free again C_END_LATENCY after it ends (config_vector live_timing)
+        # its nodes are free again C_END_LATENCY after it ends (slurm_timing's epilog)
         end = t + min(jobs[RUNTIME, j], limit + cfg[C_OVER_TIME]) + cfg[C_END_LATENCY]
         sc[S_HN] = heap_push(ht, hj, sc[S_HN], end, j)
         sc[S_NRL] = running_insert(rl, sc[S_NRL], j, exp_end, rl_cpus)
@@ -877,11 +877,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             main_pass(t)
         if cfg[C_BACKFILL] != 0 and sc[S_NQ] > sc[S_QH]:
             if changed and t_bf == NEVER:
-                # the next cycle [slurm.conf(5) bf_interval]; with C_BF_SAME_SECOND one due
-                # within this second still sees the change
-                t_bf = t if bf_interval <= 0 else (
-                    -(-t // bf_interval) * bf_interval if cfg[C_BF_SAME_SECOND]
-                    else (t // bf_interval + 1) * bf_interval)
+                # the next cycle [slurm.conf(5) bf_interval]
+                t_bf = t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval
             if t == t_bf:
                 t_bf = NEVER
                 if starts_only and nothing_fits(sc[S_QH]):

@@ -18,6 +18,7 @@ import pandas as pd
 
 from advisor.engine import EngineConfig, run
 from advisor.engine.slurm import run_slurm, slurm_input
+from advisor.engine.slurm_timing import LIVE, Timing
 from advisor.model import Job, ScaledJob, Snapshot, Workload
 from advisor.whatif.snapshot import resume_arrays
 
@@ -63,11 +64,12 @@ def scaled_jobs(workload: Workload, count: int, span: int, cpus: int, max_runtim
 
 
 def simulate_both(snapshot: Snapshot, arrivals: list[Job], runtimes: dict[int, int],
-                  textbook: EngineConfig) -> pd.DataFrame:
+                  textbook: EngineConfig, timing: Timing | None = LIVE) -> pd.DataFrame:
     """Predicted starts of ``arrivals`` from ``snapshot`` in both modes: a table indexed by
-    job id with ``slurm`` and ``textbook`` columns. The textbook engine sees one machine of
-    all the snapshot's CPUs and the jobs' limits as estimates."""
-    inp = slurm_input(snapshot, runtimes, arrivals, first_pass=True)
+    job id with ``slurm`` and ``textbook`` columns. The slurm mode reads whole seconds by
+    ``timing`` (``slurm_timing``); the textbook engine sees one machine of all the
+    snapshot's CPUs and the jobs' limits as estimates."""
+    inp = slurm_input(snapshot, runtimes, arrivals, first_pass=True, timing=timing)
     start, _ = run_slurm(inp)
     table = pd.DataFrame({"slurm": start}, index=inp.job_ids)
     rows = pd.DataFrame([{"job_id": j.job_id, "submit": j.submit_time,
@@ -91,10 +93,12 @@ def agreement(real: pd.Series, predicted: pd.Series, tolerance: int) -> dict:
             "spearman": rho, "mae_s": float(err.mean()), "tolerance_s": int(tolerance)}
 
 
-def evaluate(snapshot: Snapshot, records: list[dict], textbook: EngineConfig) -> dict:
+def evaluate(snapshot: Snapshot, records: list[dict], textbook: EngineConfig,
+             timing: Timing | None = LIVE) -> dict:
     """Compare the real starts in sacct ``records`` with both modes' predictions from
-    ``snapshot`` (taken before the first submission). Returns the per-mode agreement (the
-    tolerance is max(2 s, bf_interval)) and the per-job table."""
+    ``snapshot`` (taken before the first submission), the slurm mode reading whole seconds
+    by ``timing``. Returns the per-mode agreement (the tolerance is max(2 s, bf_interval))
+    and the per-job table."""
     arrivals, runtimes = [], {}
     for r in records:
         arrivals.append(Job(job_id=r["job_id"], user=r["user"] or "root",
@@ -104,7 +108,8 @@ def evaluate(snapshot: Snapshot, records: list[dict], textbook: EngineConfig) ->
                             partitions=(r["partition"],)))
         runtimes[r["job_id"]] = r["end"] - r["start"]
     first = min(j.submit_time for j in arrivals)
-    table = simulate_both(replace(snapshot, time=first - 1), arrivals, runtimes, textbook)
+    table = simulate_both(replace(snapshot, time=first - 1), arrivals, runtimes, textbook,
+                          timing)
     table["real"] = pd.Series({r["job_id"]: r["start"] for r in records})
     table["submit"] = pd.Series({r["job_id"]: r["submit"] for r in records})
     tolerance = max(2, snapshot.config.backfill.bf_interval)

@@ -46,3 +46,13 @@ def test_a_folder_that_cannot_be_written_is_left_alone(tmp_path):
 def test_importing_the_engine_stamps_its_cache_with_its_sources():
     assert (cache_folder() / STAMP).read_text().strip() == source_fingerprint()
     assert source_fingerprint() == source_fingerprint()  # the same files, the same hash
+
+
+def test_with_numba_switched_off_there_is_no_cache_to_check(monkeypatch):
+    """NUMBA_DISABLE_JIT (for debugging) leaves plain functions without a cache: the
+    engine still imports."""
+    from advisor.engine import cache
+
+    monkeypatch.setattr(cache, "_locator", lambda: 0)
+    assert cache.cache_folder() is None
+    assert drop_stale(None, "abc") == 0

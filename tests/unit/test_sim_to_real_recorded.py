@@ -5,11 +5,11 @@ settings, the snapshot taken before the first submission and the sacct records o
 scaled KTH-SP2 window played by ``adapters.slurm_submit.play`` (``bench/sim_to_real.py
 --save`` writes them). The model is judged offline on what the real slurmctld did:
 
-* the share of jobs started within max(2 s, bf_interval) of their real start stays at
-  least the floor stated below: the issue's 90% for the CI design (40 jobs at load 1.0);
-  70% for windows at load 1.5, where a start after a completion may be a second off either
-  way (sacct has whole seconds, slurmctld acts at sub-second phases) and five or more such
-  generations add up past the 2 s tolerance, whatever the scheduler model;
+* the share of jobs started within max(2 s, bf_interval) of their real start is at least
+  the issue's 90% in every recording, under the reading for a live cluster
+  (``slurm_timing.LIVE``: whole seconds read in tenths, at expected fractions);
+* that reading does better than exact whole seconds wherever they differ: over all the
+  recordings it misses fewer jobs (the per-recording figures are in docs/simulation.md);
 * the slurm mode does no worse than the textbook mode in share and mean error, and better
   in both wherever the textbook is not exact.
 """
@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from advisor.engine.slurm_timing import LIVE
 from advisor.model import Snapshot
 from advisor.studies.validate import CONFIGURATIONS, evaluate
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sim-to-real"
-FLOORS = {"fcfs-easy-40jobs-load1.0": 0.90, "fcfs-easy-40jobs-load1.5": 0.70,
-          "study-80jobs-load1.5": 0.70}
+FLOOR = 0.90
 RUNS = [(path.stem, name) for path in sorted(FIXTURES.glob("*.json"))
         for name in json.loads(path.read_text()) if name in CONFIGURATIONS]
 
@@ -38,8 +38,19 @@ def test_slurm_mode_on_recorded_run(fixture, config):
     out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"], textbook)
     slurm, book = out["slurm"], out["textbook"]
     assert slurm["jobs"] == len(run["records"])
-    assert slurm["within"] >= FLOORS[fixture], out["table"]
+    assert slurm["within"] >= FLOOR, out["table"]
     if book["within"] < 1.0:
         assert slurm["within"] > book["within"] and slurm["mae_s"] < book["mae_s"]
     else:
         assert slurm["within"] == 1.0 and slurm["mae_s"] <= book["mae_s"]
+
+
+def test_live_reading_misses_fewer_jobs_than_exact_whole_seconds():
+    missed = {LIVE: 0, None: 0}
+    for fixture, config in RUNS:
+        run = json.loads((FIXTURES / f"{fixture}.json").read_text())[config]
+        for timing in missed:
+            out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"],
+                           CONFIGURATIONS[config][2], timing=timing)
+            missed[timing] += round((1 - out["slurm"]["within"]) * out["slurm"]["jobs"])
+    assert missed[LIVE] < missed[None], missed

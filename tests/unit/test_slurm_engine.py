@@ -12,6 +12,7 @@ from advisor.cleaning import CleaningOptions
 from advisor.engine import EngineConfig, job_arrays, run
 from advisor.engine.slurm import (run_slurm, slurm_input, start_times, with_backfill,
                                   workload_input)
+from advisor.engine.slurm_timing import LIVE
 from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snapshot
 from adapters.swf import resolve_trace
 
@@ -32,12 +33,12 @@ def job(i, submit, cpus, limit, partition="batch", **kw) -> Job:
                submit_time=submit, time_limit=limit, partitions=(partition,), **kw)
 
 
-def play(jobs, runtimes, config, machine=None, t0=-1, live_timing=False):
-    """Starts and first reservations; whole-second timing unless ``live_timing``."""
+def play(jobs, runtimes, config, machine=None, t0=-1, timing=None):
+    """Starts and first reservations; whole seconds as exact instants unless ``timing``."""
     snap = Snapshot(time=t0, machine=machine or cluster(), running=(), pending=(),
                     config=config)
     inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], runtimes)), jobs,
-                      live_timing=live_timing)
+                      timing=timing)
     start, resv = run_slurm(inp)
     order = {int(k): i for i, k in enumerate(inp.job_ids)}
     return [int(start[order[j.job_id]]) for j in jobs], [int(resv[order[j.job_id]])
@@ -73,15 +74,19 @@ def test_builtin_is_fcfs_without_backfill_on_ctc():
     assert np.array_equal(slurm, textbook)
 
 
-def test_live_timing_reuses_nodes_a_second_late_and_backfills_within_the_second():
-    """A live cluster's nodes stay COMPLETING after a job ends, so the next job starts a
-    second later (2: 10 -> 11); a cycle due within a change's second sees it, so a short
-    job backfills in its submission second (3: 5 -> 4) instead of the next."""
-    easy = with_backfill(SchedulingConfig(), bf_interval=1, bf_resolution=1,
+def test_live_reading_adds_the_epilog_at_each_step_of_a_queue():
+    """A live cluster's whole seconds are read at mid-second and an ended job's nodes are
+    free 0.3 s later: three whole-machine jobs submitted together start at 0.5, 10.8 and
+    21.1 s, reported 0, 10 and 21, where exact whole seconds say 0, 10 and 20. A backfill
+    cycle comes at mid-second: a short job submitted at 4 (4.5 s) backfills at 5.5 s."""
+    fcfs = with_backfill(SchedulingConfig(), bf_interval=1, bf_resolution=1,
                          bf_job_part_count_reserve=1)
+    chain = [job(1, 0, 64, 600), job(2, 0, 64, 600), job(3, 0, 64, 600)]
+    assert play(chain, [10, 10, 10], fcfs)[0] == [0, 10, 20]
+    assert play(chain, [10, 10, 10], fcfs, timing=LIVE)[0] == [0, 10, 21]
     jobs = [job(1, 0, 63, 600), job(2, 2, 64, 600), job(3, 4, 1, 5)]
-    assert play(jobs, [10, 10, 5], easy)[0] == [0, 10, 5]
-    assert play(jobs, [10, 10, 5], easy, live_timing=True)[0] == [0, 11, 4]
+    assert play(jobs, [10, 10, 5], fcfs)[0] == [0, 10, 5]
+    assert play(jobs, [10, 10, 5], fcfs, timing=LIVE)[0] == [0, 10, 5]
 
 
 def test_reservation_waits_for_the_will_run_batch():

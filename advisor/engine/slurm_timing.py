@@ -1,0 +1,79 @@
+"""How the slurm mode reads a live cluster's whole seconds: in tenths, at expected fractions.
+
+Slurm reports times in whole seconds while slurmctld acts at sub-second instants: a job
+submitted at 12.9 s and one at 12.1 s both read 12, a job's nodes are free again a fraction
+of a second after it ends (once its epilog completes), and backfill cycles come at a phase
+set when slurmctld started. Whether a start lands in the same second as the end or
+submission that allowed it, or the next, depends on fractions the records do not carry: on
+the recorded test-cluster runs it was the next second after about a third of the ends
+(tests/unit/test_sim_to_real_recorded.py). Reading every such step as a whole second, early
+or late, adds a second per step to a queue many steps deep.
+
+``LIVE`` simulates in tenths of a second instead and puts each unknown fraction at its
+expected value: a reported time is read at the middle of its second, an ended job's nodes
+are free 0.3 s later (the epilog's completion on the test cluster), and backfill cycles
+come at the middle of a second. A start is reported back as the whole second it falls in,
+as sacct would. ``None`` (a trace's reading) keeps whole seconds and exact instants.
+
+bf_resolution's quantisation then falls half a second off Slurm's epoch multiples; the
+will-run batches' 30 s rounding likewise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.engine.core import NO_RESUME
+from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
+                                         C_BF_WINDOW, C_CALC_PERIOD, C_END_LATENCY,
+                                         C_OVER_TIME, C_SCHED_INTERVAL, C_T0,
+                                         C_WILL_RUN_WINDOW, ELIGIBLE, FIXED, LIMIT, RUNTIME,
+                                         SUBMIT)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Sub-second reading of whole-second times: ``tick`` units per second; a reported
+    second is read ``at`` ticks into it; an ended job's nodes are free ``end_latency`` ticks
+    later; backfill cycles come ``bf_phase`` ticks into a second."""
+
+    tick: int
+    at: int
+    end_latency: int
+    bf_phase: int
+
+
+#: the reading for predicting a live cluster (see the module's docstring)
+LIVE = Timing(tick=10, at=5, end_latency=3, bf_phase=5)
+
+# configuration entries that are durations in seconds
+_DURATIONS = (C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MIN_AGE, C_CALC_PERIOD,
+              C_SCHED_INTERVAL, C_OVER_TIME, C_WILL_RUN_WINDOW)
+
+
+def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: float,
+             timing: Timing) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The core's time arguments (job table, partition MaxTime, configuration, PriorityMaxAge)
+    in ticks, with the engine's clock shifted by ``bf_phase`` so that its cycles (at
+    multiples of bf_interval) fall at that phase of a second."""
+    k, shift = timing.tick, timing.at - timing.bf_phase
+    jobs = jobs.copy()
+    for row in (SUBMIT, ELIGIBLE):
+        jobs[row] = jobs[row] * k + shift
+    jobs[RUNTIME] *= k
+    jobs[LIMIT] *= k
+    fixed = jobs[FIXED] >= 0
+    jobs[FIXED, fixed] = jobs[FIXED, fixed] * k + shift
+    cfg = cfg.copy()
+    cfg[list(_DURATIONS)] *= k
+    if cfg[C_T0] != NO_RESUME:
+        cfg[C_T0] = cfg[C_T0] * k + shift
+    cfg[C_END_LATENCY] = timing.end_latency
+    return jobs, part_max * k, cfg, max_age * k
+
+
+def to_seconds(times: np.ndarray, timing: Timing) -> np.ndarray:
+    """Engine instants in ticks as the whole seconds they fall in (negative: none)."""
+    out = (times + timing.bf_phase) // timing.tick
+    return np.where(times < 0, times, out)
