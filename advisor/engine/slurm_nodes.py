@@ -23,9 +23,17 @@ run is taken as a bit range.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from advisor.engine.node_bits import FULL, NONZERO, bit_on, set_range, trailing_zeros
+
+_BITS, _BITMAP = types.uint64[::1], types.uint64[:, ::1]
+_COUNTS, _TABLE = types.int64[::1], types.int64[:, ::1]
+#: select_nodes' one signature. Its callers pass literal constants and flags numba types
+#: now as literals, now as bools: left to infer, it compiled six copies of this function.
+SELECT_NODES = types.int64(types.int64, types.int64, types.boolean, _BITS, _BITS, _COUNTS,
+                           _BITMAP, types.boolean, types.boolean, _BITS, _BITS, _TABLE,
+                           _BITS, _COUNTS)
 
 
 @njit(cache=True, inline="always")
@@ -124,7 +132,7 @@ def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, unit, rem_cpus, 
     return 0
 
 
-@njit(cache=True)
+@njit(SELECT_NODES, cache=True)
 def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_bits,
                  unit, busy_first, free_full, usable, scratch, out_bits, out_cpus):
     """Choose nodes for a job; returns how many were chosen (0: it does not fit). The
