@@ -24,10 +24,8 @@ reservation is found by counting free nodes, and its nodes are chosen once, at i
 a cycle whose reservation could change nothing seen (no record can start, the job has
 had its first reservation) ends early. With one partition too, the nodes reservations
 hold are also kept as a count over time, and a start time is tested on the bitmaps only
-when the count allows it over the job's whole window (``crowded``): a conservative cycle
-at 2,000 pending jobs (CEA-Curie, 11,520 nodes) tests a few candidate times per job
-instead of dozens. ``tests/unit/test_slurm_engine.py`` checks these shortcuts against the
-general path on a real trace.
+when the count does not rule it out (``held_max``). ``tests/unit/test_slurm_engine.py``
+checks these shortcuts against the general path on a real trace.
 
 The schedulers share their state as closures inside one compiled function: with the node
 bookkeeping moved into separate compiled functions a CTC-SP2 run was 20-50% slower (starts
@@ -332,6 +330,16 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         k = np.searchsorted(ev_t[:sc[S_NEV]], s, side="right")
         return 0 if k == 0 else ev_sum[k - 1]
 
+    def held_max(a, b):
+        """(``sized``) The most nodes the reservations hold at one instant of [a, b]."""
+        ne = sc[S_NEV]
+        k = np.searchsorted(ev_t[:ne], a, side="right")
+        m = 0 if k == 0 else ev_sum[k - 1]
+        while k < ne and ev_t[k] <= b:
+            m = max(m, ev_sum[k])
+            k += 1
+        return m
+
     def hold_event(time, delta):
         """Add ``delta`` nodes held from ``time`` on to the step function (held_at)."""
         ne = sc[S_NEV]
@@ -373,40 +381,17 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                         held[j] += alloc_cpus[i]
         return held[j]
 
-    def crowded(cpus, p, t, s, d, tot, ri):
-        """(``sized``) Whether a job of cpus nodes surely cannot start at s for d, counting
-        nodes: -1 if it may, else the last instant of the stretch over which no start can
-        work, which the caller skips (NEVER: none ever can).
-
-        At an instant u in [s, s + d] the job's nodes (free at s), and the nodes of each
-        reservation holding u (free from its begin, held by nothing else then) are disjoint
-        and all free at u: free now, or held by a running job that ends by u. If they
-        cannot all be, no start at s or later that covers u works, nor one at an instant
-        after u until the count allows one again."""
-        ne = sc[S_NEV]
-        k = np.searchsorted(ev_t[:ne], s, side="right")  # events up to the instant x
-        free, q = tot, ri  # free at x, with rl[:q] released
-        x = s
-        short = False      # the count has fallen short since an instant in the window
-        while True:
-            if cpus + (ev_sum[k - 1] if k > 0 else 0) > free:
-                short = True
-            elif short:
-                return x - 1
-            # the next instant at which the count changes: an event, or a release
-            x_next = ev_t[k] if k < ne else NEVER
-            if q < sc[S_NRL]:
-                x_next = min(x_next, max(exp_end[rl[q]], t + 1))
-            if not short and x_next > s + d:
-                return -1
-            if x_next == NEVER:
-                return NEVER
-            x = x_next
-            while k < ne and ev_t[k] == x:
-                k += 1
-            while q < sc[S_NRL] and max(exp_end[rl[q]], t + 1) <= x:
-                free += held_in(rl[q], p)
-                q += 1
+    def overlaps_reserved(s, d):
+        """Whether a reservation of the picked nodes over [s, s + d], both ends rounded down
+        to bf_resolution, overlaps an existing one on any of them (end excluded)
+        [src: backfill.c _test_resv_overlap()]."""
+        b, e = s // res * res, (s + d) // res * res
+        for i in range(sc[S_NRES]):
+            if res_e[i] > b and res_b[i] < e:
+                for w in range(res_w0[i], res_w1[i]):
+                    if res_bits[i, w] & pick_bits[w] != 0:
+                        return True
+        return False
 
     def count_allows(cpus, s, e, take):
         """Count mode: a job over [s, e) overlapping a reservation must fit in its spare
@@ -538,9 +523,10 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         plan_running[:still] = rl[ri:sc[S_NRL]]
 
     def earliest_search(j, p, t, d):
-        """F6: the earliest time from which job j fits in p for d seconds on nodes no
-        reservation holds, running jobs ending at start + limit; fills pick_bits.
-        Returns NEVER if that is beyond bf_window (F5: no reservation).
+        """F5-F6: the earliest time at which job j may start in p for d seconds, tested
+        against the other reservations as Slurm tests it (below), running jobs ending at
+        start + limit; fills pick_bits. Returns NEVER if that is beyond bf_window (no
+        reservation).
 
         On one-CPU nodes with nothing reserved yet (a cycle's first reservation) the job
         fits at s exactly when p has enough free nodes then: the count is followed alone,
@@ -559,10 +545,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         s = t
         window = cfg[C_WILL_RUN_WINDOW]
         batch_end = -1
-        blocked = -1  # (sized) no window that covers this instant can hold the job
         e_next = 0    # ends[e_next] is the first reservation end after s
         walk[0] = -1
-        whole = False  # the last batch took in every running job: later ones are the same
+        anchor = t     # Slurm's start_res (below)
         while s <= horizon:
             while ri < sc[S_NRL] and max(exp_end[rl[ri]], t + 1) <= s:
                 rj = rl[ri]
@@ -586,32 +571,47 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     sc[S_PICKED] = 0
                     res_spare[sc[S_NRES]] = tot - jobs[CPUS, j]  # free at s, beyond the need
                     return s
-            elif s > blocked and jobs[CPUS, j] <= tot:
-                if sized:
-                    blocked = crowded(jobs[CPUS, j], p, t, s, d, tot, ri)
-                    if blocked >= horizon:
-                        return NEVER
-                if blocked < s:
+            elif jobs[CPUS, j] <= tot:
+                # Slurm's test: the nodes no reservation holds over [anchor, anchor + d]
+                # (its start_res: moved on to where a reservation ends, or to a start whose
+                # reservation overlapped another), the job's start on them, then its
+                # reservation [s, s + d], both ends rounded down to bf_resolution, must
+                # overlap none on its nodes [src: backfill.c _attempt_backfill() TRY_LATER,
+                # _test_resv_overlap()]
+                at_end = e_next < sc[S_NRES] and ends[e_next] <= s
+                retry = True
+                while retry:
+                    retry = False
                     excl[:] = 0
-                    if jobs[CPUS, j] <= tot - mark_reserved(s, s + d, p, avail, fut_bits):
+                    # (sized) the nodes reservations hold at any instant from the anchor on
+                    # up to s and within its window are free at s and ruled out: a count
+                    # that says no spares the bitmaps
+                    if sized and jobs[CPUS, j] + held_max(anchor, min(anchor + d, s)) > tot:
+                        ok = False
+                    else:
+                        ok = jobs[CPUS, j] <= tot - mark_reserved(anchor, anchor + d, p,
+                                                                  avail, fut_bits)
+                    if ok:
                         sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first)
                         if sc[S_PICKED] > 0:
-                            return s
+                            if s == t or not overlaps_reserved(s, d):
+                                return s
+                            retry = anchor != s
+                    else:
+                        retry = at_end and anchor != s
+                    if retry:
+                        anchor = s
             s_next = NEVER
             if ri < sc[S_NRL] and (count_mode or window <= 0):
                 s_next = max(exp_end[rl[ri]], t + 1)
             elif ri < sc[S_NRL]:
                 s_next, q, gain, window, batch_end = next_batch(ri, p, t, window, batch_end)
-                whole = q == sc[S_NRL]
                 if by_count:
                     # the batch's jobs are released at its end at once: the ones with nodes
                     # in p end by then, the others free none of p's
                     tot += gain
                     ri = q
-            # reservation ends up to `blocked` need no visit, unless the batches still grow
-            # with each visit (the window doubles per call)
-            skip_to = max(s, blocked) if whole or ri == sc[S_NRL] else s
-            while e_next < sc[S_NRES] and ends[e_next] <= skip_to:
+            while e_next < sc[S_NRES] and ends[e_next] <= s:
                 e_next += 1
             if e_next < sc[S_NRES]:
                 s_next = min(s_next, ends[e_next])
@@ -619,13 +619,14 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         return NEVER
 
     def earliest(j, p, t, d):
-        """earliest_search(), except that a reservation is the one made at the same place of
-        an earlier cycle when so was every reservation before it, no job started or ended
-        since, and it still lies ahead: the candidate times up to it and what is free at
-        each are unchanged (busy queues reserve for the same jobs cycle after cycle). A
-        reservation made anew voids the plans after it."""
+        """earliest_search(), except that a cycle's first reservation is the one made first
+        in an earlier cycle when no job started or ended since and it still lies ahead: the
+        candidate times up to it and what is free at each are unchanged (busy queues
+        reserve for the same job cycle after cycle). Later ones are searched anew: Slurm
+        tests them against the others from the cycle's own time on, so the same
+        reservations can place them differently a cycle later."""
         i = sc[S_NRES]
-        if (i < sc[S_PLANS] and plan[i, 0] == j and plan[i, 1] == sc[S_FREEVER]
+        if (i == 0 and i < sc[S_PLANS] and plan[i, 0] == j and plan[i, 1] == sc[S_FREEVER]
                 and plan[i, 2] == p and plan[i, 3] == d and plan[i, 4] > t):
             pick_bits[:] = plan_bits[i]
             sc[S_PICKED] = plan[i, 5]

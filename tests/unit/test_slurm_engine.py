@@ -89,6 +89,24 @@ def test_live_reading_adds_the_epilog_at_each_step_of_a_queue():
     assert play(jobs, [10, 10, 5], fcfs, timing=LIVE)[0] == [0, 10, 5]
 
 
+def test_a_reservation_is_tested_as_slurm_tests_it():
+    """Slurm tests a job that must wait against the other reservations over its limit from
+    the cycle's time, not from its own start, and its reservation against theirs with both
+    ends rounded down to bf_resolution, end excluded. On one 16-CPU node: C (16 CPUs)
+    reserves from A's expected end, 150 s, rounded down to 120. D (4 CPUs, 60 s), tested at
+    3 s over [3, 63], finds the node free of reservations and starts when B ends, at 60 s;
+    its reservation [60, 120) ends where C's begins, so it is kept, though D would run
+    into C's. E (1 CPU, 60 s) then cannot start at 4 (it would run into D's reservation)
+    and waits for C to end: 240, where a search for a window clear of every reservation
+    would have reserved D after C and started E at once."""
+    cfg = with_backfill(SchedulingConfig(), bf_interval=1)
+    jobs = [job(1, 0, 12, 150), job(2, 0, 3, 60), job(3, 1, 16, 120), job(4, 2, 4, 60),
+            job(5, 3, 1, 60)]
+    start, resv = play(jobs, [140, 50, 100, 50, 5], cfg, cluster(nodes=1))
+    assert resv[2:4] == [150, 60]
+    assert start == [0, 0, 140, 51, 240]
+
+
 def test_reservation_waits_for_the_will_run_batch():
     """cons_tres will-run releases running jobs in batches: the first ends 30 s after the
     first job's end rounded up to 30 s (40 -> 60 -> 90), so B (ending at 65) is in A's
