@@ -4,10 +4,10 @@ Slurm reports times in whole seconds while slurmctld acts at sub-second instants
 submitted at 12.9 s and one at 12.1 s both read 12, a job's nodes are free again a fraction
 of a second after it ends (once its epilog completes), and backfill cycles come at a phase
 set when slurmctld started. Whether a start lands in the same second as the end or
-submission that allowed it, or the next, depends on fractions the records do not carry: on
-the recorded test-cluster runs it was the next second after about a third of the ends
-(tests/unit/test_sim_to_real_recorded.py). Reading every such step as a whole second, early
-or late, adds a second per step to a queue many steps deep.
+submission that allowed it, or the next, depends on fractions the records do not carry:
+in the test cluster's recordings (tests/fixtures/sim-to-real) it was the next second after
+a third of the ends or more. Reading every such step as a whole second, early or late,
+adds a second per step to a queue many steps deep.
 
 ``LIVE`` simulates in tenths of a second instead and puts each unknown fraction at its
 expected value: a reported time is read at the middle of its second, an ended job's nodes

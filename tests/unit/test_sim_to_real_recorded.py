@@ -8,8 +8,8 @@ scaled KTH-SP2 window played by ``adapters.slurm_submit.play`` (``bench/sim_to_r
 * the share of jobs started within max(2 s, bf_interval) of their real start is at least
   the issue's 90% in every recording, under the reading for a live cluster
   (``slurm_timing.LIVE``: whole seconds read in tenths, at expected fractions);
-* that reading does better than exact whole seconds wherever they differ: over all the
-  recordings it misses fewer jobs (the per-recording figures are in docs/simulation.md);
+* over all the recordings that reading misses fewer jobs than exact whole seconds (which
+  do better on some recordings and far worse on others; figures in docs/simulation.md);
 * the slurm mode does no worse than the textbook mode in share and mean error, and better
   in both wherever the textbook is not exact.
 """
