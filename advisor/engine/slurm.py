@@ -85,15 +85,14 @@ def start_times(inp: SlurmInput) -> np.ndarray:
 
 
 def _simulate(inp: SlurmInput, cfg: np.ndarray):
-    if inp.timing is None:
-        return simulate_slurm(inp.jobs, inp.rec_job, inp.rec_part, inp.rec_static,
-                              inp.node_cpus, inp.part_nodes, inp.part_tier, inp.part_max,
-                              cfg, inp.w_age, inp.max_age)
-    jobs, part_max, cfg, max_age = in_ticks(inp.jobs, inp.part_max, cfg, inp.max_age,
-                                            inp.timing)
+    jobs, part_max, max_age = inp.jobs, inp.part_max, inp.max_age
+    if inp.timing is not None:
+        jobs, part_max, cfg, max_age = in_ticks(jobs, part_max, cfg, max_age, inp.timing)
     start, resv = simulate_slurm(jobs, inp.rec_job, inp.rec_part, inp.rec_static,
                                  inp.node_cpus, inp.part_nodes, inp.part_tier, part_max, cfg,
                                  inp.w_age, max_age)
+    if inp.timing is None:
+        return start, resv
     return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
 
 

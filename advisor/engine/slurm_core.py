@@ -53,10 +53,9 @@ from advisor.engine.structures import heap_pop, heap_push, running_insert, runni
 
 # scalar state shared by the inner functions: the queue is queue[S_QH:S_NQ]; counts of the
 # running list, heap, allocation pool, reservations, free node-set slots; the backfill cycle;
-# nodes picked; a version of the free CPUs; the count of held-node events (``sized``); the
-# count of valid plans (earliest())
+# nodes picked; a version of the free CPUs; the count of held-node events (``sized``)
 (S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NSLOTS, S_CYCLE, S_PICKED, S_FREEVER, S_QH,
- S_NEV, S_PLANS) = range(12)
+ S_NEV) = range(11)
 # a will-run window this wide takes in every running job (2**40 s: 35,000 years)
 MAX_WINDOW = 1 << 40
 
@@ -154,15 +153,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     user_tested = np.zeros(nusers, np.int64)
     user_cycle = np.zeros(nusers, np.int64)  # user_tested[u] counts for cycle user_cycle[u]
     got_resv = np.zeros(n, np.int64)    # == cycle number: reserved in this cycle
-    sc = np.zeros(12, np.int64)
+    sc = np.zeros(11, np.int64)
     sc[S_NSLOTS] = slots
     cache = np.full(4, -1, np.int64)  # (overlap mask, free version, partition, CPUs)
     walk = np.full(4, -1, np.int64)   # next_batch's last walk
-    # the last reservation made at each place of a cycle: (job, free version, partition,
-    # duration, start, nodes, count-mode spare, running jobs still running at start) and its
-    # nodes; on one-CPU nodes also the running jobs of the first
-    plan = np.full((max_res, 8), -1, np.int64)
-    plan_bits = np.zeros((max_res, nw), np.uint64)
+    # the last first reservation of a cycle: (job, free version, partition, duration,
+    # start, nodes, count-mode spare, running jobs still running at start) and its nodes;
+    # on one-CPU nodes also the running jobs then
+    plan = np.full(8, -1, np.int64)
+    plan_bits = np.zeros(nw, np.uint64)
     plan_running = np.empty(nn if unit else 0, np.int64)
 
     bf_interval = cfg[C_BF_INTERVAL]
@@ -324,14 +323,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 queue[m] = r
         sc[S_QH] = m
 
-    def held_at(s):
-        """Nodes the reservations hold at the instant s (``sized`` machines): those of
-        every reservation with res_s <= s < res_e."""
-        k = np.searchsorted(ev_t[:sc[S_NEV]], s, side="right")
-        return 0 if k == 0 else ev_sum[k - 1]
-
     def held_max(a, b):
-        """(``sized``) The most nodes the reservations hold at one instant of [a, b]."""
+        """(``sized``) The most nodes the reservations hold at one instant of [a, b]
+        (a reservation holds its nodes over res_s <= instant < res_e)."""
         ne = sc[S_NEV]
         k = np.searchsorted(ev_t[:ne], a, side="right")
         m = 0 if k == 0 else ev_sum[k - 1]
@@ -341,7 +335,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         return m
 
     def hold_event(time, delta):
-        """Add ``delta`` nodes held from ``time`` on to the step function (held_at)."""
+        """Add ``delta`` nodes held from ``time`` on to the step function (held_max)."""
         ne = sc[S_NEV]
         k = np.searchsorted(ev_t[:ne], time, side="right")
         for m in range(ne, k, -1):
@@ -502,15 +496,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         released by s)."""
         still = sc[S_NRL] - ri
         # (bf_busy_nodes looks at the nodes in use now)
-        same = (plan[0, 0] == j and plan[0, 2] == p and plan[0, 4] == s
-                and plan[0, 7] == still and not busy_first)
+        same = (plan[0] == j and plan[2] == p and plan[4] == s and plan[7] == still
+                and not busy_first)
         for i in range(still if same else 0):
             if plan_running[i] != rl[ri + i]:
                 same = False
                 break
         if same:
-            pick_bits[:] = plan_bits[0]
-            sc[S_PICKED] = plan[0, 5]
+            pick_bits[:] = plan_bits
+            sc[S_PICKED] = plan[5]
             return
         fut_bits[NONZERO] = free_bits[NONZERO]
         for i in range(ri):
@@ -519,7 +513,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 fut_bits[NONZERO, w] |= job_bits[sl, w]
         excl[:] = 0
         sc[S_PICKED] = pick(j, p, node_cpus, fut_bits, busy_first)
-        plan[0, 7] = still
+        plan[7] = still
         plan_running[:still] = rl[ri:sc[S_NRL]]
 
     def earliest_search(j, p, t, d):
@@ -625,19 +619,18 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         reserve for the same job cycle after cycle). Later ones are searched anew: Slurm
         tests them against the others from the cycle's own time on, so the same
         reservations can place them differently a cycle later."""
-        i = sc[S_NRES]
-        if (i == 0 and i < sc[S_PLANS] and plan[i, 0] == j and plan[i, 1] == sc[S_FREEVER]
-                and plan[i, 2] == p and plan[i, 3] == d and plan[i, 4] > t):
-            pick_bits[:] = plan_bits[i]
-            sc[S_PICKED] = plan[i, 5]
-            res_spare[i] = plan[i, 6]
-            return plan[i, 4]
+        first = sc[S_NRES] == 0
+        if (first and plan[0] == j and plan[1] == sc[S_FREEVER] and plan[2] == p
+                and plan[3] == d and plan[4] > t):
+            pick_bits[:] = plan_bits
+            sc[S_PICKED] = plan[5]
+            res_spare[0] = plan[6]
+            return plan[4]
         s = earliest_search(j, p, t, d)
-        if s != NEVER:
-            plan[i, 0], plan[i, 1], plan[i, 2], plan[i, 3] = j, sc[S_FREEVER], p, d
-            plan[i, 4], plan[i, 5], plan[i, 6] = s, sc[S_PICKED], res_spare[i]
-            plan_bits[i] = pick_bits
-            sc[S_PLANS] = i + 1
+        if first and s != NEVER:
+            plan[0], plan[1], plan[2], plan[3] = j, sc[S_FREEVER], p, d
+            plan[4], plan[5], plan[6] = s, sc[S_PICKED], res_spare[0]
+            plan_bits[:] = pick_bits
         return s
 
     def next_startable(t, a, tested):
@@ -743,7 +736,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if fits:
                 excl[:] = 0
             if fits and sized and sc[S_NRES] > 0:
-                fits = jobs[CPUS, j] <= part_free[p] - held_at(t)
+                fits = jobs[CPUS, j] <= part_free[p] - held_max(t, t)
             if fits and sc[S_NRES] > 0:
                 if count_mode:
                     fits = count_allows(jobs[CPUS, j], t, t + d, False)
