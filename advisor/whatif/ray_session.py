@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 #: Unix socket paths hold at most 107 bytes, and Ray puts its sockets at
@@ -19,6 +20,7 @@ from pathlib import Path
 MAX_RAY_TEMP = 40
 LINK_NOTE = "advisor-link"    # the short path Ray was given, when it was not the folder
 MARK = "SLURM_POLICY_ADVISOR_RAY"   # environment variable: the session folder
+KILL_WAIT = 10.0              # seconds to wait for killed processes to be gone
 
 
 def session_folder(root: str | os.PathLike | None) -> tuple[Path, Path]:
@@ -53,15 +55,27 @@ def remove_session(folder: Path) -> None:
     folder and its link."""
     note = folder / LINK_NOTE
     link = Path(note.read_text()) if note.exists() else None
+    # until none is left: a killed process lingers a moment, and one may have been
+    # starting while the others were killed
+    deadline = time.monotonic() + KILL_WAIT
+    while _kill_all(folder, link) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if link is not None:
+        shutil.rmtree(link.parent, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _kill_all(folder: Path, link: Path | None) -> int:
+    """SIGKILL every process of the Ray that used ``folder``; returns how many were found."""
+    found = 0
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             if int(proc.name) != os.getpid() and _started_from(proc, folder, link):
                 os.kill(int(proc.name), signal.SIGKILL)
+                found += 1
         except OSError:
             continue                 # gone meanwhile, or not ours to look at
-    if link is not None:
-        shutil.rmtree(link.parent, ignore_errors=True)
-    shutil.rmtree(folder, ignore_errors=True)
+    return found
 
 
 def _started_from(proc: Path, folder: Path, link: Path | None) -> bool:
