@@ -189,7 +189,8 @@ def _snapshot(args):
     replayed to the moment under ``--policy`` (parsed first, before any reading)."""
     from adapters.sources import LiveCluster, SourceOptions, open_source
     from advisor.plugins.spec import BASELINE, parse_policy
-    from advisor.whatif.snapshot import parse_moment, trace_snapshot
+    from advisor.units import parse_moment
+    from advisor.whatif.snapshot import trace_snapshot
     policy = parse_policy(args.policy or BASELINE)
     source = open_source(args.source, SourceOptions(commands=_commands(args)))
     if isinstance(source, LiveCluster):

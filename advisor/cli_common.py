@@ -42,7 +42,7 @@ def _load(args):
 
 def _window(args, workload) -> tuple[int | None, int | None]:
     """--since and --until on the trace's clock (None: its ends)."""
-    from advisor.whatif.snapshot import parse_moment
+    from advisor.units import parse_moment
     return tuple(parse_moment(m, workload.header) if m else None
                  for m in (args.since, args.until))
 
@@ -62,9 +62,10 @@ def _compile_notice() -> None:
     simulator is compiled once, compile it here, and say how long that took."""
     import time
 
-    from advisor.engine.warmup import compile_all, compiled
-    if compiled():
+    from advisor.engine.cache import engine_compiled
+    if engine_compiled():
         return
+    from advisor.engine.warmup import compile_all
     sys.stderr.write("advisor: compiling the simulator once for this machine (about a "
                      "minute; later runs reuse it)...\n")
     sys.stderr.flush()

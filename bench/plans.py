@@ -32,7 +32,7 @@ from rich.table import Table  # noqa: E402
 from adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.engine.plan import plan  # noqa: E402
 from advisor.studies.plans import PAPER_POLICIES, plan_study  # noqa: E402
-from advisor.whatif.snapshot import parse_moment  # noqa: E402
+from advisor.units import parse_moment  # noqa: E402
 
 #: the paper's Table II (utilisation under FCFS, PLAN 1, 2, 3) and its windows
 TABLE2 = {"SDSC-BLUE": (0.780, 0.785, 0.782, 0.793), "LLNL-Atlas": (0.744, 0.750, 0.751, 0.758)}

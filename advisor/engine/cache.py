@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 import numba
@@ -64,3 +65,52 @@ def drop_stale(folder: Path | None, fingerprint: str) -> int:
     except OSError:
         return 0
     return len(stale)
+
+
+#: the file beside the stamp that says ``warmup.compile_all`` finished for these sources
+COMPILED = "advisor-engine.compiled"
+
+
+def sources_key(fingerprint: str, sources: Path = Path(__file__).parent) -> str:
+    """The fingerprint with each engine module's size and modification time: numba keys a
+    cached kernel to its file's time and size too, so a checkout or reinstall that only
+    touches the files makes it compile again; and the interpreter, whose tag names numba's
+    cache files."""
+    digest = hashlib.sha256(f"{fingerprint}\0{sys.implementation.cache_tag}".encode())
+    for path in sorted(sources.glob("*.py")):
+        st = path.stat()
+        digest.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def compiled(folder: Path | None, key: str) -> bool:
+    """Whether ``mark_compiled`` left ``key`` in ``folder``: read without loading a kernel,
+    so that a command that needs one kernel does not import the others to ask."""
+    if folder is None:
+        return True      # nothing is compiled: nothing to announce
+    try:
+        return (folder / COMPILED).read_text().strip() == key
+    except OSError:
+        return False
+
+
+def mark_compiled(folder: Path | None, key: str) -> None:
+    """Say in ``folder`` that every kernel is compiled for ``key`` (atomically; an unwritable
+    folder is left as it is)."""
+    if folder is None:
+        return
+    partial = folder / f".{COMPILED}.{os.getpid()}"
+    try:
+        partial.write_text(key + "\n")
+        os.replace(partial, folder / COMPILED)
+    except OSError:
+        partial.unlink(missing_ok=True)
+
+
+def engine_compiled() -> bool:
+    """Whether every kernel of this engine is compiled in numba's cache."""
+    return compiled(cache_folder(), sources_key(source_fingerprint()))
+
+
+def mark_engine_compiled() -> None:
+    mark_compiled(cache_folder(), sources_key(source_fingerprint()))

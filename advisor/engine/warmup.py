@@ -1,5 +1,4 @@
 """The simulator is compiled by numba on first use and cached on disk (``cache=True``).
-``compiled`` says whether that cache already holds the engine for this source, and
 ``compile_all`` compiles it ahead of use (a few jobs in each mode), so that a caller can say
 so before the wait instead of being silent for minutes."""
 from __future__ import annotations
@@ -10,26 +9,11 @@ import sys
 
 import numpy as np
 
-from advisor.engine import EngineConfig, core, job_arrays, run
-from advisor.engine import cosched, gang, plan, slurm_core
+from advisor.engine import EngineConfig, job_arrays, run
+from advisor.engine import cache, cosched, gang
 from advisor.engine.plan import Annealing
 from advisor.engine.slurm import run_slurm, workload_input
 from advisor.model import SchedulingConfig, workload_from_records
-
-#: the compiled entry points; what they call is compiled (and cached) with them
-ENTRY_POINTS = (core.simulate, slurm_core.simulate_slurm, plan.simulate_plans,
-                cosched._simulate, gang.simulate_gang)
-
-
-def compiled() -> bool:
-    """True when numba's on-disk index holds a compiled version of every entry point for
-    their current source (an index from older source counts as empty). Reads numba's own
-    cache index; if that internal interface ever changes, the answer is True (no notice),
-    never an error."""
-    try:
-        return all(fn._cache._cache_file._load_index() for fn in ENTRY_POINTS)
-    except Exception:         # numba internals moved: say nothing rather than fail
-        return True
 
 
 def _workload():
@@ -76,7 +60,8 @@ def compile_all() -> None:
     """Every kernel. With a second core, the slurm mode's kernel (most of the time) compiles
     in a child process while this one compiles the others, then loads it: numba's cache
     takes both. A failing child only means this process compiles it after all; an
-    interrupted one is not left behind."""
+    interrupted one is not left behind. Then it marks the cache as holding every kernel
+    (``cache.engine_compiled``)."""
     if (os.cpu_count() or 1) > 1:
         child = subprocess.Popen(
             [sys.executable, "-c", "from advisor.engine.warmup import compile_kernels; "
@@ -90,3 +75,4 @@ def compile_all() -> None:
                 child.kill()
                 child.wait()
     compile_kernels()
+    cache.mark_engine_compiled()

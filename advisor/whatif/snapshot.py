@@ -9,11 +9,8 @@ input, so that simulation continues from that exact state.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
@@ -22,41 +19,13 @@ from advisor.engine import (EngineConfig, Estimates, JobArrays, job_arrays, make
                             queue_rank, run)
 from advisor.errors import BadInput
 from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Job, SchedulingConfig, Snapshot,
-                           TraceHeader, Workload, trace_machine)
+                           Workload, trace_machine)
 from advisor.plugins.contract import Context
 from advisor.plugins.spec import Policy
-from advisor.units import parse_duration
 from advisor.whatif.futures import history_from_workload
 
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
 UNLIMITED_ESTIMATE = 365 * 86400
-
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
-
-
-def parse_moment(text: str, header: TraceHeader) -> int:
-    """A moment of a trace in its own clock: seconds since its start (``864000``, ``10d``,
-    ``36h``) or a date (``1996-10-01``, ``1996-10-01T12:00``) in the trace's time zone,
-    which needs the header's UnixStartTime."""
-    text = text.strip()
-    if _DATE.match(text):
-        if header.unix_start_time is None:
-            raise BadInput(f"the trace has no UnixStartTime, so the date '{text}' cannot be "
-                           "placed in it; give the moment as seconds since its start")
-        zone = timezone.utc
-        if header.time_zone_string:
-            try:
-                zone = ZoneInfo(header.time_zone_string)
-            except (ZoneInfoNotFoundError, ValueError):
-                pass
-        moment = datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=zone)
-        return int(moment.timestamp()) - header.unix_start_time
-    try:
-        return parse_duration(text)
-    except BadInput:
-        raise BadInput(f"'{text}' is not a moment; give seconds since the trace's start "
-                       "(864000, 10d, 36h) or a date (1996-10-01T12:00)") from None
-
 
 def trace_snapshot(workload: Workload, policy: Policy, time: int,
                    estimates: Estimates = Estimates(),

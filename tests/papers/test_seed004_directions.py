@@ -11,7 +11,7 @@ import pytest
 
 from adapters.swf import read_swf, resolve_trace
 from advisor.studies.plans import plan_study
-from advisor.whatif.snapshot import parse_moment
+from advisor.units import parse_moment
 
 #: (trace, first day, day after the last): a month of Blue Horizon; all of Atlas
 SLICES = (("SDSC-BLUE", "2000-12-01", "2001-01-01"), ("LLNL-Atlas", None, None))

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
+import advisor.engine.cache as engine_cache
 import advisor.engine.warmup as warmup
 from adapters import config as config_files
 from adapters.files import atomic_write
@@ -225,7 +226,7 @@ def test_a_control_character_in_a_trace_header_never_reaches_the_terminal(tmp_pa
 
 # 12: the compile notice, on stderr whatever stderr is
 def test_cold_cache_says_it_compiles_and_how_long(home, monkeypatch, capsys):
-    monkeypatch.setattr(warmup, "compiled", lambda: False)
+    monkeypatch.setattr(engine_cache, "engine_compiled", lambda: False)
     assert main(["recommend", "--from", KTH, "--samples", "2", "--executor", "serial",
                  "--no-store", "--json"]) in (0, 10)
     err = capsys.readouterr().err
@@ -233,14 +234,24 @@ def test_cold_cache_says_it_compiles_and_how_long(home, monkeypatch, capsys):
     assert re.search(r"simulator compiled in \d+ s", err), err
 
 
-def test_compiled_reads_numbas_own_cache(tmp_path):
-    """An empty numba cache is not compiled; the cache the test session uses is."""
-    probe = [sys.executable, "-c", "import advisor.engine.warmup as w; print(w.compiled())"]
+def test_compiled_is_said_by_compile_all_for_these_sources(tmp_path):
+    """An empty numba cache is not compiled; the cache the test session uses is once
+    compile_all has run; touching a source (numba then compiles again) unsays it."""
+    probe = [sys.executable, "-c",
+             "import advisor.engine.cache as c; print(c.engine_compiled())"]
     empty = subprocess.run(probe, capture_output=True, text=True,
                            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert empty.stdout.strip() == "False", empty.stderr
     warmup.compile_all()
-    assert warmup.compiled()
+    assert engine_cache.engine_compiled()
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "core.py").write_text("x = 1\n")
+    key = engine_cache.sources_key("f", sources)
+    engine_cache.mark_compiled(tmp_path, key)
+    assert engine_cache.compiled(tmp_path, key)
+    os.utime(sources / "core.py", ns=(0, 0))
+    assert not engine_cache.compiled(tmp_path, engine_cache.sources_key("f", sources))
 
 
 # 13: version, help, the README's own examples

@@ -8,7 +8,7 @@ from adapters.swf import read_swf, resolve_trace
 from advisor.errors import BadInput
 from advisor.studies.share_classes import ClassRule, user_classes
 from advisor.studies.timeshare import TimeShare, timeshare_study
-from advisor.whatif.snapshot import parse_moment
+from advisor.units import parse_moment
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ from advisor.engine import EngineConfig, check, job_arrays, make_arrays, run
 from advisor.errors import BadInput
 from advisor.model import Snapshot
 from advisor.plugins.spec import parse_policy
-from advisor.whatif.snapshot import parse_moment, resume_arrays, trace_snapshot
+from advisor.units import parse_moment
+from advisor.whatif.snapshot import resume_arrays, trace_snapshot
 
 DAY = 86400
 
