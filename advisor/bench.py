@@ -133,6 +133,11 @@ def _advisor(argv: list[str], repeat: int) -> dict:
     return {**out, "command": "advisor " + " ".join(argv), "stdout": None}
 
 
+#: what any process of the engine imports before its own code: the floor under the replay
+#: figures (docs/performance.md)
+IMPORT_FLOOR = "import numba, pandas"
+
+
 def replay_against_plain(trace: str, repeat: int) -> dict:
     """A whole ``advisor replay`` process against the plain-Python EASY's, on the same
     trace, once their schedules are checked equal."""
@@ -245,6 +250,7 @@ def bench(repeat: int = 5, tune: bool = True, online: bool = True,
     figures["replay_process"] = _advisor(["replay", "KTH-SP2", "--policy", BASELINE,
                                           "--json"], repeat)
     figures["against_plain"] = replay_against_plain("CTC-SP2", min(repeat, 3))
+    figures["import_floor"] = {**_process(["-c", IMPORT_FLOOR], repeat), "stdout": None}
     figures["slurm_orderings"] = _in_process("orderings_figures()")
     if tune:
         figures["tune_process"] = _advisor(["tune", "KTH-SP2", "--weeks", "250", "--json"], 1)
@@ -299,6 +305,9 @@ def bench_table(f: dict) -> Group:
     plain = f["against_plain"]
     lines.append(f"advisor.plain_easy {plain['trace']}: {plain['plain']['seconds']:.2f} s, "
                  f"{plain['plain']['peak_rss_mib']:.0f} MiB (same schedule)")
+    if "import_floor" in f:
+        lines.append(f"{IMPORT_FLOOR} alone: {f['import_floor']['seconds']:.2f} s, "
+                     f"{f['import_floor']['peak_rss_mib']:.0f} MiB")
     return Group(table, goals, *lines)
 
 

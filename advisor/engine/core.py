@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
+from advisor.engine.borrow import borrowed
 from advisor.engine.structures import (EXP, FCFS, KEYED, count_started, heap_pop, heap_push,
                                        keep_queued, order_key, profile_add, profile_anchor,
                                        profile_of_running, running_insert, running_remove,
@@ -86,6 +87,13 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     cap = 3 * n + 8
     pt = np.empty(cap, np.int64)
     pf = np.empty(cap, np.int64)
+    # views of them that own nothing (engine.borrow); ``owned`` keeps the arrays alive
+    owned = (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, rl, ht,
+             hj, mark, pt, pf)
+    (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, rl, ht, hj, mark,
+     pt, pf) = borrowed(owned)
+    submit, runtime, estimate, procs, fixed, pkey, skey = borrowed(
+        (submit, runtime, estimate, procs, fixed, pkey, skey))
     nq = npr = npb = nrl = hn = 0
     sorted_pr = sorted_pb = 0       # opr[:sorted_pr], opb[:sorted_pb] are in order
     free = machine
@@ -327,4 +335,4 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             npb = keep_queued(opb, npb, state, QUEUED)
         else:
             npb = 0
-    return start, first_resv
+    return owned[0], owned[1]

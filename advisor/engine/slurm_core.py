@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from advisor.engine.borrow import borrowed
 from advisor.engine.core import DONE, NEVER, NO_RESUME, QUEUED, RUNNING
 from advisor.engine.slurm_layout import (
     C_BACKFILL, C_BF_INTERVAL, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
@@ -207,6 +208,25 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     sized = unit and npart == 1 and not count_mode
     t0 = cfg[C_T0]
     starts_only = cfg[C_STARTS_ONLY] != 0
+    # views of them that own nothing (engine.borrow); ``owned`` keeps the arrays alive
+    owned = (start, first_resv, exp_end, state, prio, key, queue, rl, rl_cpus, ht, hj,
+             alloc0, nalloc, alloc_node, alloc_cpus, node_free, part_free, part_cpus, fut,
+             held_for, held, part_bits, everywhere, free_bits, fut_bits, excl, usable,
+             job_bits, job_slot, slot_w0, slot_w1, free_slots, scratch, pick_bits,
+             pick_cpus, res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends,
+             ev_t, ev_sum, failed, part_count, part_tested, user_tested, user_cycle,
+             got_resv, sc, cache, walk, plan, plan_bits, plan_running, rec_cpus, rec_limit,
+             rec_rank, cnt, low)
+    (start, first_resv, exp_end, state, prio, key, queue, rl, rl_cpus, ht, hj, alloc0,
+     nalloc, alloc_node, alloc_cpus, node_free, part_free, part_cpus, fut, held_for, held,
+     part_bits, everywhere, free_bits, fut_bits, excl, usable, job_bits, job_slot, slot_w0,
+     slot_w1, free_slots, scratch, pick_bits, pick_cpus, res_b, res_e, res_bits, res_w0,
+     res_w1, res_spare, res_s, ends, ev_t, ev_sum, failed, part_count, part_tested,
+     user_tested, user_cycle, got_resv, sc, cache, walk, plan, plan_bits, plan_running,
+     rec_cpus, rec_limit, rec_rank, cnt, low) = borrowed(owned)
+    (jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier, part_max,
+     cfg) = borrowed((jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
+                      part_max, cfg))
 
     def start_job(j, p, t, k):
         """Give job j the k nodes picked (pick_bits, pick_cpus) in partition p. It is killed
@@ -883,4 +903,4 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             t_bf = NEVER
         if sc[S_NQ] > sc[S_QH] and calc > 0 and w_age > 0.0 and t_calc == NEVER:
             t_calc = (t // calc + 1) * calc
-    return start, first_resv
+    return owned[0], owned[1]

@@ -146,6 +146,9 @@ def test_bench_prints_every_figure():
     assert doc["replay_process"]["seconds"] > 0 and doc["replay_process"]["peak_rss_mib"] > 0
     # the plain-Python EASY ran (its schedule checked equal), each ordering was timed
     assert doc["against_plain"]["plain"]["seconds"] > 0 and doc["against_plain"]["ratio"] > 0
+    # the libraries' own import, the floor under a whole process: less than a replay
+    floor = doc["import_floor"]
+    assert 0 < floor["peak_rss_mib"] < doc["replay_process"]["peak_rss_mib"]
     assert set(doc["slurm_orderings"]["seconds"]) == {"easy:SPF:SPF", "easy:SQF:SQF",
                                                      "easy:LQF:LQF"}
     skipped = {"tune KTH-SP2 process", "online decision", "cold compile, every kernel"}
