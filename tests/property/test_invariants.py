@@ -78,6 +78,20 @@ def test_conservative_never_starts_a_job_after_its_first_reservation(arrays, pri
 
 
 @settings(max_examples=400, deadline=None)
+@given(workloads(), st.sampled_from(ORDERS), st.sampled_from(ORDERS), st.booleans())
+def test_skipping_a_pass_after_a_settled_one_changes_nothing(arrays, primary, secondary,
+                                                             overruns):
+    """EASY tries only the job that arrived after a settled pass (core.simulate); a
+    threshold no job reaches turns that off and changes nothing else."""
+    if not overruns:
+        arrays = replace(arrays, estimate=np.maximum(arrays.estimate, arrays.runtime))
+    easy = EngineConfig(backfill="easy", primary=primary, secondary=secondary)
+    full = replace(easy, threshold=10**15)
+    assert np.array_equal(run(arrays, easy)[0], run(arrays, full)[0])
+    assert np.array_equal(run(arrays, easy)[1], run(arrays, full)[1])
+
+
+@settings(max_examples=400, deadline=None)
 @given(workloads(), st.sampled_from(ORDERS), st.sampled_from(ORDERS),
        st.one_of(st.none(), st.integers(0, 50)))
 def test_one_reservation_through_the_profile_is_textbook_easy(arrays, primary, secondary, t):
