@@ -87,13 +87,35 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     cap = 3 * n + 8
     pt = np.empty(cap, np.int64)
     pf = np.empty(cap, np.int64)
-    # views of them that own nothing (engine.borrow); ``owned`` keeps the arrays alive
-    owned = (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, rl, ht,
-             hj, mark, pt, pf)
-    (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, rl, ht, hj, mark,
-     pt, pf) = borrowed(owned)
-    submit, runtime, estimate, procs, fixed, pkey, skey = borrowed(
-        (submit, runtime, estimate, procs, fixed, pkey, skey))
+    # the simulation works on views of these that own nothing (engine.borrow); ``owners``
+    # keeps the arrays themselves alive until it returns
+    owners = (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, rl, ht,
+              hj, mark, pt, pf)
+    start = borrowed(start)
+    first_resv = borrowed(first_resv)
+    resv = borrowed(resv)
+    exp_end = borrowed(exp_end)
+    state = borrowed(state)
+    kpr = borrowed(kpr)
+    kb = borrowed(kb)
+    q = borrowed(q)
+    qp = borrowed(qp)
+    opr = borrowed(opr)
+    opb = borrowed(opb)
+    po = borrowed(po)
+    rl = borrowed(rl)
+    ht = borrowed(ht)
+    hj = borrowed(hj)
+    mark = borrowed(mark)
+    pt = borrowed(pt)
+    pf = borrowed(pf)
+    submit = borrowed(submit)
+    runtime = borrowed(runtime)
+    estimate = borrowed(estimate)
+    procs = borrowed(procs)
+    fixed = borrowed(fixed)
+    pkey = borrowed(pkey)
+    skey = borrowed(skey)
     nq = npr = npb = nrl = hn = 0
     sorted_pr = sorted_pb = 0       # opr[:sorted_pr], opb[:sorted_pb] are in order
     free = machine
@@ -363,4 +385,4 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             npb = keep_queued(opb, npb, state, QUEUED)
         else:
             npb = 0
-    return owned[0], owned[1]
+    return owners[0], owners[1]

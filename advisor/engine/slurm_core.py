@@ -208,25 +208,87 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     sized = unit and npart == 1 and not count_mode
     t0 = cfg[C_T0]
     starts_only = cfg[C_STARTS_ONLY] != 0
-    # views of them that own nothing (engine.borrow); ``owned`` keeps the arrays alive
-    owned = (start, first_resv, exp_end, state, prio, key, queue, rl, rl_cpus, ht, hj,
-             alloc0, nalloc, alloc_node, alloc_cpus, node_free, part_free, part_cpus, fut,
-             held_for, held, part_bits, everywhere, free_bits, fut_bits, excl, usable,
-             job_bits, job_slot, slot_w0, slot_w1, free_slots, scratch, pick_bits,
-             pick_cpus, res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends,
-             ev_t, ev_sum, failed, part_count, part_tested, user_tested, user_cycle,
-             got_resv, sc, cache, walk, plan, plan_bits, plan_running, rec_cpus, rec_limit,
-             rec_rank, cnt, low)
-    (start, first_resv, exp_end, state, prio, key, queue, rl, rl_cpus, ht, hj, alloc0,
-     nalloc, alloc_node, alloc_cpus, node_free, part_free, part_cpus, fut, held_for, held,
-     part_bits, everywhere, free_bits, fut_bits, excl, usable, job_bits, job_slot, slot_w0,
-     slot_w1, free_slots, scratch, pick_bits, pick_cpus, res_b, res_e, res_bits, res_w0,
-     res_w1, res_spare, res_s, ends, ev_t, ev_sum, failed, part_count, part_tested,
-     user_tested, user_cycle, got_resv, sc, cache, walk, plan, plan_bits, plan_running,
-     rec_cpus, rec_limit, rec_rank, cnt, low) = borrowed(owned)
-    (jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier, part_max,
-     cfg) = borrowed((jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
-                      part_max, cfg))
+    # the simulation works on views of these that own nothing (engine.borrow); ``owners``
+    # keeps the arrays themselves alive until it returns
+    owners = (start, first_resv, exp_end, state, prio, key, queue, rl, rl_cpus, ht, hj,
+              alloc0, nalloc, alloc_node, alloc_cpus, node_free, part_free, part_cpus, fut,
+              held_for, held, part_bits, everywhere, free_bits, fut_bits, excl, usable,
+              job_bits, job_slot, slot_w0, slot_w1, free_slots, scratch, pick_bits,
+              pick_cpus, res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends,
+              ev_t, ev_sum, failed, part_count, part_tested, user_tested, user_cycle,
+              got_resv, sc, cache, walk, plan, plan_bits, plan_running, rec_cpus, rec_limit,
+              rec_rank, cnt, low)
+    start = borrowed(start)
+    first_resv = borrowed(first_resv)
+    exp_end = borrowed(exp_end)
+    state = borrowed(state)
+    prio = borrowed(prio)
+    key = borrowed(key)
+    queue = borrowed(queue)
+    rl = borrowed(rl)
+    rl_cpus = borrowed(rl_cpus)
+    ht = borrowed(ht)
+    hj = borrowed(hj)
+    alloc0 = borrowed(alloc0)
+    nalloc = borrowed(nalloc)
+    alloc_node = borrowed(alloc_node)
+    alloc_cpus = borrowed(alloc_cpus)
+    node_free = borrowed(node_free)
+    part_free = borrowed(part_free)
+    part_cpus = borrowed(part_cpus)
+    fut = borrowed(fut)
+    held_for = borrowed(held_for)
+    held = borrowed(held)
+    part_bits = borrowed(part_bits)
+    everywhere = borrowed(everywhere)
+    free_bits = borrowed(free_bits)
+    fut_bits = borrowed(fut_bits)
+    excl = borrowed(excl)
+    usable = borrowed(usable)
+    job_bits = borrowed(job_bits)
+    job_slot = borrowed(job_slot)
+    slot_w0 = borrowed(slot_w0)
+    slot_w1 = borrowed(slot_w1)
+    free_slots = borrowed(free_slots)
+    scratch = borrowed(scratch)
+    pick_bits = borrowed(pick_bits)
+    pick_cpus = borrowed(pick_cpus)
+    res_b = borrowed(res_b)
+    res_e = borrowed(res_e)
+    res_bits = borrowed(res_bits)
+    res_w0 = borrowed(res_w0)
+    res_w1 = borrowed(res_w1)
+    res_spare = borrowed(res_spare)
+    res_s = borrowed(res_s)
+    ends = borrowed(ends)
+    ev_t = borrowed(ev_t)
+    ev_sum = borrowed(ev_sum)
+    failed = borrowed(failed)
+    part_count = borrowed(part_count)
+    part_tested = borrowed(part_tested)
+    user_tested = borrowed(user_tested)
+    user_cycle = borrowed(user_cycle)
+    got_resv = borrowed(got_resv)
+    sc = borrowed(sc)
+    cache = borrowed(cache)
+    walk = borrowed(walk)
+    plan = borrowed(plan)
+    plan_bits = borrowed(plan_bits)
+    plan_running = borrowed(plan_running)
+    rec_cpus = borrowed(rec_cpus)
+    rec_limit = borrowed(rec_limit)
+    rec_rank = borrowed(rec_rank)
+    cnt = borrowed(cnt)
+    low = borrowed(low)
+    jobs = borrowed(jobs)
+    rec_job = borrowed(rec_job)
+    rec_part = borrowed(rec_part)
+    rec_static = borrowed(rec_static)
+    node_cpus = borrowed(node_cpus)
+    part_nodes = borrowed(part_nodes)
+    part_tier = borrowed(part_tier)
+    part_max = borrowed(part_max)
+    cfg = borrowed(cfg)
 
     def start_job(j, p, t, k):
         """Give job j the k nodes picked (pick_bits, pick_cpus) in partition p. It is killed
@@ -903,4 +965,4 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             t_bf = NEVER
         if sc[S_NQ] > sc[S_QH] and calc > 0 and w_age > 0.0 and t_calc == NEVER:
             t_calc = (t // calc + 1) * calc
-    return owned[0], owned[1]
+    return owners[0], owners[1]
