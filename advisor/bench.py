@@ -253,7 +253,8 @@ def bench(repeat: int = 5, tune: bool = True, online: bool = True,
     figures["import_floor"] = {**_process(["-c", IMPORT_FLOOR], repeat), "stdout": None}
     figures["slurm_orderings"] = _in_process("orderings_figures()")
     if tune:
-        figures["tune_process"] = _advisor(["tune", "KTH-SP2", "--weeks", "250", "--json"], 1)
+        figures["tune_process"] = _advisor(["tune", "KTH-SP2", "--weeks", "250", "--json"],
+                                           min(repeat, 3))
     if online:
         figures["online"] = _in_process("online_figures()")
     figures["targets"] = targets(figures)
