@@ -59,12 +59,20 @@ def drop_stale(folder: Path | None, fingerprint: str) -> int:
         for f in stale:
             f.unlink(missing_ok=True)
         folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{STAMP}.{os.getpid()}"
-        partial.write_text(fingerprint + "\n")
-        os.replace(partial, stamp)
+        _write(stamp, fingerprint)
     except OSError:
         return 0
     return len(stale)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a partial file is never left)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        partial.write_text(text + "\n")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 #: the file beside the stamp that says ``warmup.compile_all`` finished for these sources
@@ -99,12 +107,10 @@ def mark_compiled(folder: Path | None, key: str) -> None:
     folder is left as it is)."""
     if folder is None:
         return
-    partial = folder / f".{COMPILED}.{os.getpid()}"
     try:
-        partial.write_text(key + "\n")
-        os.replace(partial, folder / COMPILED)
+        _write(folder / COMPILED, key)
     except OSError:
-        partial.unlink(missing_ok=True)
+        pass
 
 
 def engine_compiled() -> bool:
@@ -113,4 +119,5 @@ def engine_compiled() -> bool:
 
 
 def mark_engine_compiled() -> None:
+    """Say so once ``warmup.compile_all`` has compiled every kernel."""
     mark_compiled(cache_folder(), sources_key(source_fingerprint()))

@@ -279,14 +279,13 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             nrl = running_remove(rl, nrl, j)
             done_one = True
         ended = done_one
-        arrived = ai
+        j = ai                      # the first job to arrive now, if any
         while ai < n and submit[ai] == t and not (done_one and not batch):
             nq, npr, npb = enqueue(ai, nq, npr, npb)
             ai += 1
             done_one = True
         if nq == 0:
             continue
-        j = arrived
         if (settled >= 0 and not ended and ai == j + 1 and exp_end[rl[0]] > t
                 and (not sort_pr or kpr[j] > kpr[settled]
                      or (kpr[j] == kpr[settled] and j > settled))):
