@@ -80,6 +80,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     opr = np.empty(n, np.int64)    # queue in primary order
     opb = np.empty(n, np.int64)    # queue in backfill order
     po = np.empty(n, np.int64)     # this pass's primary order, threshold applied
+    fit = np.empty(n, np.int64)    # (EASY, EXP backfill order) the jobs that fit, in order
     rl = np.empty(n, np.int64)     # running jobs by (expected end, procs, id)
     ht = np.empty(n, np.int64)     # completion heap: times
     hj = np.empty(n, np.int64)     # completion heap: jobs
@@ -89,8 +90,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     pf = np.empty(cap, np.int64)
     # the simulation works on views of these that own nothing (engine.borrow); ``owners``
     # keeps the arrays themselves alive until it returns
-    owners = (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, rl, ht,
-              hj, mark, pt, pf)
+    owners = (start, first_resv, resv, exp_end, state, kpr, kb, q, qp, opr, opb, po, fit,
+              rl, ht, hj, mark, pt, pf)
     start = borrowed(start)
     first_resv = borrowed(first_resv)
     resv = borrowed(resv)
@@ -103,6 +104,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     opr = borrowed(opr)
     opb = borrowed(opb)
     po = borrowed(po)
+    fit = borrowed(fit)
     rl = borrowed(rl)
     ht = borrowed(ht)
     hj = borrowed(hj)
@@ -130,11 +132,11 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     # An EASY pass is settled when its head stays blocked behind a shadow time that a
     # running job sets: until the next completion, while no running job is overdue (its
     # shadow would move with time), every queued job it did not start fails again, for the
-    # shadow and the extra processors only shrink (docs/performance.md). With static orders
-    # and ties by every job ending at the shadow (SHADOW_ALL: the extra does not depend on
-    # which job meets the need first), the next pass need only try a job that arrived.
-    can_settle = (mode == EASY and batch and threshold < 0 and shadow_rule == SHADOW_ALL
-                  and primary != EXP and secondary != EXP)
+    # shadow and the extra processors only shrink (docs/performance.md), in whatever order
+    # they are tried. With ties by every job ending at the shadow (SHADOW_ALL: the extra
+    # does not depend on which job meets the need first), the next pass need only try a job
+    # that arrived, while the head still comes first (still_first).
+    can_settle = (mode == EASY and batch and threshold < 0 and shadow_rule == SHADOW_ALL)
     settled = -1                    # the settled pass's head, shadow and extra processors
     s_shadow = s_extra = 0
 
@@ -184,6 +186,36 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                         r2 += 1
                 return shadow, avail - need
         return t, free - need
+
+    def still_first(head, j, t, npr):
+        """(settled) Whether the settled pass's head still comes first in the primary order
+        at t, job j having arrived behind it. EXP's keys move with time: the head must then
+        still lead every queued job (a job with a shorter estimate gains on it)."""
+        if primary != EXP:
+            return not sort_pr or kpr[j] > kpr[head] or (kpr[j] == kpr[head] and j > head)
+        kh = order_key(primary, head, t, submit, estimate, procs)
+        for a in range(npr):
+            i = opr[a]
+            ki = order_key(primary, i, t, submit, estimate, procs)
+            if ki < kh or (ki == kh and i < head):
+                return False
+        return True
+
+    def fitting_by_exp(t, npb, head, free, shadow, extra):
+        """(EASY, backfill order EXP) The queued jobs that could start now beside the head,
+        into fit in EXP order; returns how many. The scan's free and extra processors only
+        shrink, so a job that does not fit at its start never does, in whatever order: only
+        those that fit need keys at t and a place in the order."""
+        m = 0
+        for a in range(npb):
+            j = opb[a]
+            if j != head and state[j] == QUEUED and procs[j] <= free and (
+                    t + estimate[j] <= shadow or procs[j] <= extra):
+                kb[j] = order_key(secondary, j, t, submit, estimate, procs)
+                fit[m] = j
+                m += 1
+        sort_by_key(fit, m, kb, 1)
+        return m
 
     def profile_pass(t, order, npo, border, nb, free, hn, nrl):
         """Reservation-based backfilling on a free-processor profile (seed 001 Fig. 1).
@@ -287,8 +319,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         if nq == 0:
             continue
         if (settled >= 0 and not ended and ai == j + 1 and exp_end[rl[0]] > t
-                and (not sort_pr or kpr[j] > kpr[settled]
-                     or (kpr[j] == kpr[settled] and j > settled))):
+                and still_first(settled, j, t, npr)):
             # the pass after a settled one, one job having arrived behind the head: only
             # that job can start, as a backfill, and then it is the lists' last entry
             ends_by_shadow = t + estimate[j] <= s_shadow
@@ -342,8 +373,11 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                 if first_resv[head] < 0:
                     first_resv[head] = shadow
                 # ---- backfill in the secondary order without delaying the head
-                sorted_pb = sort_backfill(t, npb, sorted_pb)
-                border, nb = (opb, npb) if sort_pb else (opr, npr) if by_primary else (q, nq)
+                if sort_pb and secondary == EXP:
+                    border, nb = fit, fitting_by_exp(t, npb, head, free, shadow, extra)
+                else:
+                    sorted_pb = sort_backfill(t, npb, sorted_pb)
+                    border, nb = (opb, npb) if sort_pb else (opr, npr) if by_primary else (q, nq)
                 for a in range(nb):
                     if free == 0:
                         break

@@ -92,6 +92,16 @@ def test_skipping_a_pass_after_a_settled_one_changes_nothing(arrays, primary, se
 
 
 @settings(max_examples=400, deadline=None)
+@given(workloads(), st.sampled_from(ORDERS), st.one_of(st.none(), st.integers(0, 50)))
+def test_easy_keys_only_the_jobs_that_fit_by_exp(arrays, primary, t):
+    """EASY with EXP as the backfill order keys and sorts only the jobs that fit when the
+    scan begins (core.simulate); through the profile (depth 1) every queued job is sorted."""
+    easy = EngineConfig(backfill="easy", primary=primary, secondary="EXP", threshold=t)
+    depth1 = replace(easy, backfill="depth", depth=1)
+    assert np.array_equal(run(arrays, easy)[0], run(arrays, depth1)[0])
+
+
+@settings(max_examples=400, deadline=None)
 @given(workloads(), st.sampled_from(ORDERS), st.sampled_from(ORDERS),
        st.one_of(st.none(), st.integers(0, 50)))
 def test_one_reservation_through_the_profile_is_textbook_easy(arrays, primary, secondary, t):
