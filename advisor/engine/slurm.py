@@ -163,11 +163,13 @@ def job_limit(job: Job, cluster: Cluster) -> int:
 
 def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job] = (),
                 first_pass: bool = True, config: SchedulingConfig | None = None,
-                timing: Timing | None = LIVE) -> SlurmInput:
+                timing: Timing | None = LIVE, priorities: bool = True) -> SlurmInput:
     """The slurm core's input that continues from ``snapshot`` under ``config`` (default:
     the snapshot's). ``runtimes`` gives every job's actual runtime by id (running, pending
     and arriving); ``arrivals`` are jobs submitted after the snapshot. ``timing``: how its
-    whole seconds are read (``slurm_timing``; None: as exact instants)."""
+    whole seconds are read (``slurm_timing``; None: as exact instants). ``priorities=False``
+    leaves each record's static priority at 0, for a caller that sets it (``under_config``):
+    job by job, as sprio's rows are matched, it is most of this function's time."""
     config = config or snapshot.config
     cluster = snapshot.machine
     node_cpus, part_nodes, tier, pmax, part_index = _machine(cluster)
@@ -215,7 +217,8 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
         for p in parts:
             rec_job.append(i)
             rec_part.append(part_index[p])
-            rec_static.append(0.0 if basic else static_priority(job, p, cluster, config))
+            rec_static.append(static_priority(job, p, cluster, config)
+                              if priorities and not basic else 0.0)
     t0 = snapshot.time
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,

@@ -118,7 +118,9 @@ def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
     if e.partitions is not None or e.route is not None:
         arrivals = route_jobs(arrivals, snap, cand)
         snap = routed(snap, cand)
-        base = slurm_input(snap, runtimes, arrivals, config=cand.config)
+        # (_priced sets the priorities anew unless it returns the input as it is)
+        base = slurm_input(snap, runtimes, arrivals, config=cand.config,
+                           priorities=cand.is_current and cand.site is None)
     elif cand.is_current and cand.site is None:
         return base
     return _priced(base, cand, snap, nice)
