@@ -658,13 +658,13 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 retry = True
                 while retry:
                     retry = False
-                    excl[:] = 0
                     # (sized) the nodes reservations hold at any instant from the anchor on
                     # up to s and within its window are free at s and ruled out: a count
                     # that says no spares the bitmaps
                     if sized and jobs[CPUS, j] + held_max(anchor, min(anchor + d, s)) > tot:
                         ok = False
                     else:
+                        excl[:] = 0
                         ok = jobs[CPUS, j] <= tot - mark_reserved(anchor, anchor + d, p,
                                                                   avail, fut_bits)
                     if ok:
