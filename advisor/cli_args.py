@@ -288,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("bench", "print performance figures")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median)")
-    p.add_argument("--skip-tune", action="store_true", help="skip the tune figure (three runs, ~10 s)")
+    p.add_argument("--skip-tune", action="store_true",
+                   help="skip the tune figure (three runs, ~10 s)")
     p.add_argument("--skip-online", action="store_true",
                    help="skip the online replay's decisions (~15 s)")
     p.add_argument("--skip-compile", action="store_true",

@@ -118,18 +118,24 @@ def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
     if e.partitions is not None or e.route is not None:
         arrivals = route_jobs(arrivals, snap, cand)
         snap = routed(snap, cand)
-        # (_priced sets the priorities anew unless it returns the input as it is)
+        # (_priced sets the priorities anew unless the candidate keeps them)
         base = slurm_input(snap, runtimes, arrivals, config=cand.config,
-                           priorities=cand.is_current and cand.site is None)
-    elif cand.is_current and cand.site is None:
+                           priorities=_keeps_priorities(cand))
+    elif _keeps_priorities(cand):
         return base
     return _priced(base, cand, snap, nice)
+
+
+def _keeps_priorities(cand: Candidate) -> bool:
+    """The candidate runs with the snapshot's own priorities: the configuration in effect,
+    no site-factor rule."""
+    return cand.is_current and cand.site is None
 
 
 def _priced(inp, cand: Candidate, snap: Snapshot, nice: np.ndarray):
     """``inp`` under the candidate's priorities: its configuration, its site factor less
     ``nice``."""
-    if cand.is_current and cand.site is None:
+    if _keeps_priorities(cand):
         return inp
     site = np.zeros(len(inp))
     if cand.site is not None:
