@@ -3,7 +3,7 @@
 ``/etc/slurm-policy-advisor/advisor.toml`` (the site), then
 ``$XDG_CONFIG_HOME/slurm-policy-advisor/advisor.toml`` (default ``~/.config/...``, the
 user): a later file overrides an earlier one key by key, and an option given on the command
-line overrides both. Flat keys, e.g.::
+line overrides both. Flat keys, each the option of the same name, e.g.::
 
     objective = "avg_wait"
     risk = 1.3
@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
-from advisor.errors import BadInput, SourceUnavailable
+from advisor.errors import AdvisorError, BadInput, SourceUnavailable, nearest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,17 +30,20 @@ else:                                        # pragma: no cover - Python 3.10
 
 SYSTEM_CONFIG = Path("/etc/slurm-policy-advisor/advisor.toml")
 
-#: key: (type, what a value must be), the options a file may set
-KEYS = {
-    "objective": (str, "avg_bsld, avg_wait, p95_wait or utilization"),
-    "risk": ((int, float), "a number >= 1"),
-    "reference": (str, "a policy spec, e.g. easy:FCFS:FCFS"),
-    "store": (str, "a path"),
-    "executor": (str, "auto, serial, process or ray"),
-    "ray_address": (str, "a Ray address (auto, ray://host:port, host:port)"),
-    "slurm_bin": (str, "a folder"),
-    "slurm_timeout": ((int, float), "seconds, > 0"),
-}
+#: the keys a file may set: the options of the same name (dashes as underscores), whose
+#: values are checked as the command line checks them
+KEYS = ("objective", "risk", "reference", "store", "executor", "ray_address", "slurm_bin",
+        "slurm_timeout")
+
+
+class Defaults(NamedTuple):
+    """What the files say: each key's value and the file it came from, and the problems
+    that keep a file from being read (an unreadable file, bad TOML, an unknown key). Only a
+    command that takes options from the files fails on a problem (``advisor policies``
+    does not read them)."""
+
+    values: dict[str, tuple[object, Path]]
+    problems: list[AdvisorError]
 
 
 def user_config() -> Path:
@@ -52,23 +56,25 @@ def config_files() -> list[Path]:
     return [SYSTEM_CONFIG, user_config()]
 
 
-def load_defaults(files: list[Path] | None = None) -> dict:
-    """The merged defaults of the files that exist, checked key by key."""
+def load_defaults(files: list[Path] | None = None) -> Defaults:
+    """The merged defaults of the files that exist, a later file's key over an earlier's."""
     merged: dict = {}
+    problems: list[AdvisorError] = []
     for path in files if files is not None else config_files():
-        if not path.is_file():
-            continue
         try:
+            if not path.is_file():
+                continue
             doc = tomllib.loads(path.read_text())
         except OSError as e:
-            raise SourceUnavailable(f"cannot read {path}: {e.strerror or e}") from e
+            problems.append(SourceUnavailable(f"cannot read {path}: {e.strerror or e}"))
+            continue
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise BadInput(f"{path}: not valid TOML: {e}") from None
+            problems.append(BadInput(f"{path}: not valid TOML: {e}"))
+            continue
         for key, value in doc.items():
             if key not in KEYS:
-                raise BadInput(f"{path}: unknown key '{key}' (known: {', '.join(KEYS)})")
-            kind, what = KEYS[key]
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise BadInput(f"{path}: {key} = {value!r}: give {what}")
-            merged[key] = value
-    return merged
+                problems.append(BadInput(f"{path}: unknown key '{key}'{nearest(key, KEYS)} "
+                                         f"(known: {', '.join(KEYS)})"))
+            else:
+                merged[key] = (value, path)
+    return Defaults(merged, problems)

@@ -9,7 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from advisor.errors import MissingExtra, SourceUnavailable
+from advisor.errors import BadInput, MissingExtra, SourceUnavailable
 
 #: the mode of Slurm's own configuration files (slurm.conf, job_submit.lua)
 DEFAULT_MODE = 0o644
@@ -24,8 +24,9 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     if raw[:2] == b"\x1f\x8b":
         try:
             return gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise SourceUnavailable(f"{path} is not a valid gzip file: {e}") from e
+        except (OSError, EOFError) as e:    # the file was read: its content is bad input
+            raise BadInput(f"{path} is not a valid gzip file ({e}): it may be truncated; "
+                           "download or copy it again") from None
     return raw
 
 

@@ -30,9 +30,9 @@ import time as clock
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.files import atomic_write
-from adapters.slurm_cli import SlurmCommands
-from adapters.slurm_text import parse_config, parse_partitions
+from advisor.adapters.files import atomic_write
+from advisor.adapters.slurm_cli import SlurmCommands
+from advisor.adapters.slurm_text import parse_config, parse_partitions
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
 from advisor.model import Snapshot
 from advisor.whatif.slurmconf import (FRAGMENT, MARK, RESTART_UP_TO_2302, SCRIPT,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from adapters import slurm_json, slurm_text
+from advisor.adapters import slurm_json, slurm_text
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import (
     EFFICIENCY,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from adapters.slurm_text import expand_hostlist
+from advisor.adapters.slurm_text import expand_hostlist
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Job, Node, Partition
 

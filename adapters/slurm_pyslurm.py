@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time as clock
 
-from adapters import slurm_cli, slurm_json, slurm_text
+from advisor.adapters import slurm_cli, slurm_json, slurm_text
 from advisor.errors import MissingExtra, SourceUnavailable
 from advisor.model import Job, Node, Partition, SchedulingConfig, Snapshot
 

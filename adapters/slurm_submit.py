@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from adapters import slurm_json
-from adapters.slurm_cli import SlurmCommands
+from advisor.adapters import slurm_json
+from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.errors import SourceUnavailable
 from advisor.model import ScaledJob
 
@@ -62,7 +62,7 @@ def finished(ids: list[int], commands: SlurmCommands, attempts: int = 10) -> lis
 def play(jobs: list[ScaledJob], commands: SlurmCommands, timeout: float) -> tuple:
     """Snapshot the (idle) cluster, play ``jobs`` on it, and return (snapshot, sacct records
     of the jobs). The snapshot carries the configuration in effect."""
-    from adapters.slurm_cli import snapshot
+    from advisor.adapters.slurm_cli import snapshot
 
     before = snapshot(commands)
     ids = submit_all(jobs, commands)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from adapters import slurm_cli, slurm_pyslurm
-from adapters.swf import read_swf
+from advisor.adapters import slurm_cli, slurm_pyslurm
+from advisor.adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
 from advisor.errors import BadInput
 from advisor.model import Snapshot, Workload
-from adapters.swf import resolve_trace
+from advisor.adapters.swf import resolve_trace
 
 SPECS = "slurm, slurm:cli, slurm:pyslurm or swf:TRACE@TIME"
 

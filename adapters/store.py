@@ -35,8 +35,13 @@ def default_path() -> Path:
 
 
 class Store:
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, create: bool = True):
+        """The store at ``path`` (default ``default_path()``); without ``create``, a store
+        that does not exist is an error (a reader's typo must not make an empty one)."""
         self.path = Path(path) if path else default_path()
+        if not create and not self.path.is_file():
+            raise SourceUnavailable(f"no store at {self.path}: give --store the file that "
+                                    "advisor recommend records to (its --store)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path)

@@ -12,12 +12,13 @@ import io
 import math
 import os
 import re
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from adapters.files import atomic_write, read_bytes
+from advisor.adapters.files import atomic_write, read_bytes
 from advisor.cleaning import CleaningOptions, clean
 from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import (SWF_FIELDS, SWF_FLOAT_FIELDS, Machine, TraceHeader, Workload,
@@ -150,7 +151,7 @@ def write_swf(workload: Workload, path: str | os.PathLike) -> None:
 
 
 #: the traces bundled with the package (advisor/data/traces/README.md)
-BUNDLED_TRACES = Path(__file__).parents[1] / "advisor" / "data" / "traces"
+BUNDLED_TRACES = Path(str(files("advisor.data.traces")))
 DEFAULT_TRACE = BUNDLED_TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 

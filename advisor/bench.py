@@ -1,7 +1,7 @@
 """Performance figures (``advisor bench``). Measured, never asserted by tests.
 
 Each trace is measured in a fresh process so that its peak memory is its own:
-* parse: reading and cleaning the SWF file (seed 002's filter);
+* parse: reading and cleaning the SWF file (Lelong et al.'s filter);
 * first call: the first simulation of the process, which loads the compiled engine from the
   on-disk cache (or compiles it, the first time ever);
 * sim: the median over ``repeat`` runs of one simulation, parse and JIT excluded;
@@ -24,9 +24,9 @@ import tempfile
 import time
 
 from rich.console import Group
-from rich.table import Table
 
 from advisor.plugins.spec import BASELINE
+from advisor.views.fit import Col, FitTable
 
 TRACES = ("KTH-SP2", "CTC-SP2", "SDSC-BLUE")
 POLICIES = (BASELINE, "easy:SPF:SPF")
@@ -45,7 +45,7 @@ TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 
 
 
 def trace_figures(name: str, repeat: int) -> dict:
-    from adapters.swf import read_swf, resolve_trace
+    from advisor.adapters.swf import read_swf, resolve_trace
     from advisor.cleaning import CleaningOptions
     from advisor.engine import job_arrays, run
     from advisor.plugins.spec import parse_policy
@@ -141,9 +141,9 @@ IMPORT_FLOOR = "import numba, pandas"
 def replay_against_plain(trace: str, repeat: int) -> dict:
     """A whole ``advisor replay`` process against the plain-Python EASY's, on the same
     trace, once their schedules are checked equal."""
-    from adapters.swf import resolve_trace
+    from advisor.adapters.swf import resolve_trace
     path = str(resolve_trace(trace))
-    ours = _python("from adapters.swf import read_swf; "
+    ours = _python("from advisor.adapters.swf import read_swf; "
                    "from advisor.engine import job_arrays, run, EngineConfig; "
                    f"s, _ = run(job_arrays(read_swf({path!r})), EngineConfig()); "
                    "print(' '.join(map(str, s)))").split()
@@ -159,7 +159,7 @@ def replay_against_plain(trace: str, repeat: int) -> dict:
 def _window(trace: str, first_week: int, seconds: int):
     """The benchmark window of a bundled trace from its week ``first_week`` on, and the
     history before it (``bench_window``)."""
-    from adapters.swf import read_swf, resolve_trace
+    from advisor.adapters.swf import read_swf, resolve_trace
     from advisor.model import SECONDS_PER_WEEK
     from advisor.whatif.hindsight import bench_window
     whole = read_swf(resolve_trace(trace))
@@ -195,7 +195,7 @@ def online_figures() -> dict:
     """An online replay (daily decisions, the default settings and executor) over ONLINE's
     window: each decision's wall time, from one progress call to the next."""
     from advisor.whatif.online import online_replay
-    from advisor.whatif.recommend import Settings
+    from advisor.settings import Settings
     from advisor.whatif.runner import make_executor
 
     trace, first, days = ONLINE
@@ -282,18 +282,17 @@ def targets(f: dict) -> list[dict]:
 
 
 def bench_table(f: dict) -> Group:
-    table = Table(title=f"Engine, Lelong et al.'s filter, {f['cpus']} CPUs (medians)",
-                  title_justify="left")
-    for col in ("trace", "jobs", "parse", "FCFS", "SPF", "slurm", "÷ FCFS", "RSS"):
-        table.add_column(col, justify="left" if col == "trace" else "right")
+    table = FitTable(f"Engine, Lelong et al.'s filter, {f['cpus']} CPUs (medians)",
+                     [Col("trace", figure=False), *map(Col, (
+                         "jobs", "parse", "FCFS", "SPF", "slurm", "÷ FCFS", "RSS"))])
     for t in f["traces"]:
         table.add_row(t["trace"], f"{t['jobs']:,}", f"{t['parse_s']:.2f} s",
                       *(f"{t['sim_s'][p] * 1000:.1f} ms" for p in POLICIES),
                       f"{t['slurm_easy_s'] * 1000:.0f} ms",
                       f"{t['slurm_easy_s'] / t['sim_s'][POLICIES[0]]:.1f}x",
                       f"{t['peak_rss_mib']:.0f} MiB")
-    goals = Table("figure", "measured", "target", "met", title="Targets (issue 23)",
-                  title_justify="left")
+    goals = FitTable("Targets", [Col("figure", figure=False), *map(Col, (
+        "measured", "target", "met"))])
     for g in f["targets"]:
         show = _show(g["unit"])
         goals.add_row(g["figure"], "-" if g["measured"] is None else show(g["measured"]),

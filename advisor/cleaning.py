@@ -16,9 +16,9 @@ from advisor.model import CleaningReport, Workload
 class CleaningOptions:
     #: non-positive size or negative (missing) runtime: such a job cannot be simulated.
     drop_invalid: bool = True
-    #: requested or allocated processors above the machine's (seed 002 §7.2's filter).
+    #: requested or allocated processors above the machine's (Lelong et al. §7.2's filter).
     drop_oversize: bool = False
-    #: actual runtime above the requested time (seed 002 §7.2's filter, "p~_j < p_j").
+    #: actual runtime above the requested time (Lelong et al. §7.2's filter, "p~_j < p_j").
     drop_overruns: bool = False
 
 

@@ -21,14 +21,16 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
-                                _estimates, _load, _progress, _window)
+                                _estimates, _load, _progress, _trace_input, _window)
 from advisor.cli_studies import (cmd_classes, cmd_coscheduling, cmd_plans, cmd_queues,
                                  cmd_timeshare, cmd_tune)
 from advisor.errors import AdvisorError, BadInput
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 10, 130, 143
 
@@ -43,7 +45,7 @@ _signals: list[int] = []
 
 
 def _commands(args):
-    from adapters.slurm_cli import SlurmCommands
+    from advisor.adapters.slurm_cli import SlurmCommands
     if args.slurm_timeout <= 0:
         raise BadInput("--slurm-timeout must be a positive number of seconds")
     return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
@@ -51,12 +53,10 @@ def _commands(args):
 
 def _settings(args, **changes):
     from advisor.plugins.spec import parse_policy
-    from advisor.units import parse_duration
-    from advisor.whatif.recommend import Settings
+    from advisor.settings import Settings
     policies = tuple(parse_policy(s) for s in args.candidate) if args.candidate else None
-    given = dict(objective=args.objective, samples=args.samples,
-                 horizon=parse_duration(args.horizon),
-                 horizon_max=parse_duration(args.horizon_max), seed=args.seed, risk=args.risk,
+    given = dict(objective=args.objective, samples=args.samples, horizon=args.horizon,
+                 horizon_max=args.horizon_max, seed=args.seed, risk=args.risk,
                  min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
                  history_weeks=args.history_weeks,
                  conservative_up_to=args.conservative_up_to, policies=policies,
@@ -77,26 +77,27 @@ def _per_policy_path(path: str, label: str, several: bool) -> Path:
 
 
 def cmd_replay(args, out: Console) -> int:
-    from adapters.files import write_table
-    from adapters.swf import write_swf
+    from advisor.adapters.files import write_table
+    from advisor.adapters.swf import write_swf
+    from advisor.cli_args import DEFAULT_REPLAY
     from advisor.engine import EngineConfig
     from advisor.plugins.spec import parse_policy
-    from advisor.studies.replay import DEFAULT_POLICIES, replay, simulated_workload
+    from advisor.studies.replay import replay, simulated_workload
     from advisor.views.report import replay_dict, replay_table
     if args.online:
         return _online(args, out)
     if args.against_static or args.plot:
         raise BadInput("--against-static and --plot belong to --online EVERY")
-    policies = [parse_policy(s) for s in (args.policy or DEFAULT_POLICIES)]
+    policies = [parse_policy(s) for s in (args.policy or DEFAULT_REPLAY)]
     estimates = _estimates(args.estimates)
     several = len(policies) > 1
+    _check_suffix(args.jobs_out, "--jobs-out", (".csv", ".parquet"))
+    _check_suffix(args.swf_out, "--swf-out", (".swf", ".swf.gz"))
     for p in policies:
         for path in (args.jobs_out, args.swf_out):
             if path:
                 _check_output(_per_policy_path(path, p.label, several))
-    from advisor.cleaning import trace_window
-    whole = _load(args)
-    workload = trace_window(whole, *_window(args, whole), args.load)
+    workload, _ = _trace_input(args)
     _compile_notice()
     results = replay(workload, policies, replace(estimates, seed=args.seed),
                      EngineConfig(batch=not args.pass_per_event))
@@ -109,21 +110,25 @@ def cmd_replay(args, out: Console) -> int:
     if args.json:
         _emit_json(replay_dict(workload, results, estimates.label))
     else:
-        out.print(replay_table(workload, results))
+        out.print(replay_table(workload, results, defaulted=not args.policy,
+                               estimates=args.estimates))
     return EXIT_OK
+
+
+def _check_suffix(path: str | None, option: str, suffixes: tuple[str, ...]) -> None:
+    if path and not path.lower().endswith(suffixes):
+        raise BadInput(f"{option} {path}: the file's name must end in "
+                       f"{' or '.join(suffixes)}, which says its format")
 
 
 def _online(args, out: Console) -> int:
     from advisor.plugins.spec import BASELINE, parse_policy
-    from advisor.units import parse_duration
     from advisor.views.report import online_table
     from advisor.whatif.online import online_replay
     if args.policy and len(args.policy) > 1:
         raise BadInput("--online compares with one baseline: give --policy once")
     baseline = parse_policy(args.policy[0] if args.policy else BASELINE)
-    every = parse_duration(args.online)
-    if every < 60:
-        raise BadInput("--online EVERY must be at least 60 s")
+    every = args.online
     # the risk limits against the baseline unless --reference names another policy
     settings = _settings(args, **({} if args.reference else {"reference": baseline}))
     if args.plot:
@@ -173,7 +178,7 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
     finally:
         executor.close()
     if args.plot:
-        from adapters.files import atomic_write
+        from advisor.adapters.files import atomic_write
         from advisor.views.hindsight import advice_bench_png
         atomic_write(args.plot, advice_bench_png(bench, Path(workload.source).name))
     if args.json:
@@ -187,7 +192,7 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
 def _snapshot(args):
     """The snapshot ``--from`` names, and its source: a live cluster read, or a trace
     replayed to the moment under ``--policy`` (parsed first, before any reading)."""
-    from adapters.sources import LiveCluster, SourceOptions, open_source
+    from advisor.adapters.sources import LiveCluster, SourceOptions, open_source
     from advisor.plugins.spec import BASELINE, parse_policy
     from advisor.units import parse_moment
     from advisor.whatif.snapshot import trace_snapshot
@@ -202,7 +207,7 @@ def _snapshot(args):
 
 def _history(snap, source, weeks: int):
     """The jobs finished over the ``weeks`` before the snapshot: sacct's, or the trace's."""
-    from adapters.sources import LiveCluster
+    from advisor.adapters.sources import LiveCluster
     from advisor.model import SECONDS_PER_WEEK
     from advisor.whatif.snapshot import trace_history
     if isinstance(source, LiveCluster):
@@ -217,7 +222,7 @@ def cmd_snapshot(args, out: Console) -> int:
     snap, _ = _snapshot(args)
     doc = snap.to_dict()
     if args.out:
-        from adapters.files import atomic_write
+        from advisor.adapters.files import atomic_write
         atomic_write(args.out, json.dumps(doc, indent=1) + "\n")
     if args.json:
         _emit_json(doc)
@@ -229,8 +234,8 @@ def cmd_snapshot(args, out: Console) -> int:
 def cmd_history(args, out: Console) -> int:
     import time
 
-    from adapters.slurm_cli import history
-    from adapters.swf import write_swf
+    from advisor.adapters.slurm_cli import history
+    from advisor.adapters.swf import write_swf
     from advisor.views.report import workload_caption, workload_dict
     _check_output(args.out)
     now = int(time.time())
@@ -248,20 +253,16 @@ def cmd_history(args, out: Console) -> int:
 
 
 def _moment(text: str, now: int, ago: bool = False) -> int:
-    """An epoch from a date (2026-11-01[T12:00]) or, with ``ago``, a duration back (30d)."""
-    from datetime import datetime
-
-    from advisor.units import parse_duration
-    try:
-        return int(datetime.fromisoformat(text).timestamp())
-    except ValueError:
-        if ago:
-            return now - parse_duration(text)
-        raise BadInput(f"'{text}' is not a date; write e.g. 2026-11-01T12:00") from None
+    """An epoch from a date in this machine's time zone (2026-11-01[T12:00]) or, with
+    ``ago``, a duration back (30d); both were checked when the line was parsed."""
+    from advisor.units import _DATE, parse_date, parse_duration
+    if _DATE.match(text.strip()):
+        return int(parse_date(text).timestamp())
+    return now - parse_duration(text)
 
 
 def cmd_recommend(args, out: Console) -> int:
-    from adapters.store import Store, default_path, run_lock
+    from advisor.adapters.store import Store, default_path, run_lock
     from advisor.views.advice import cluster_dict, recommendation_view
     from advisor.whatif.recommend import recommend
     from advisor.whatif.slurmconf import WRITTEN, change_for
@@ -270,7 +271,7 @@ def cmd_recommend(args, out: Console) -> int:
         raise BadInput("--apply needs a live cluster (--from slurm); a trace has no "
                        "slurmctld to reconfigure")
     if args.write:      # before any simulation: a destination that cannot take the set
-        from adapters.files import check_folder_owned, check_writable
+        from advisor.adapters.files import check_folder_owned, check_writable
         check_writable(args.write, directory=True)
         check_folder_owned(args.write, WRITTEN)
     store = None if args.no_store else Store(args.store)
@@ -296,13 +297,13 @@ def cmd_recommend(args, out: Console) -> int:
         step = "written"
         try:
             if args.write and change is not None:
-                from adapters.files import replace_folder
+                from advisor.adapters.files import replace_folder
                 replace_folder(args.write, change.files(), WRITTEN)
                 doc["written"] = {"folder": str(Path(args.write).absolute()),
                                   "files": sorted(change.files())}
             step = "applied"
             if args.apply and change is not None:
-                from adapters.slurm_apply import apply_change
+                from advisor.adapters.slurm_apply import apply_change
                 doc["applied"] = apply_change(change, snap, _commands(args), Path(
                     args.include) if args.include else None).as_dict()
         except AdvisorError as e:   # the recommendation is still shown and recorded
@@ -323,7 +324,7 @@ def cmd_recommend(args, out: Console) -> int:
 
 def _executor(args):
     """Where simulations run; an embedded Ray keeps its files under the state folder."""
-    from adapters.store import default_path
+    from advisor.adapters.store import default_path
     from advisor.whatif.runner import make_executor
     executor = make_executor(args.workers, args.executor, args.ray_address,
                              ray_temp=default_path().parent / "ray",
@@ -336,15 +337,16 @@ def _executor(args):
 
 def cmd_report(args, out: Console) -> int:
     from advisor.views.advice import report_view
-    from adapters.store import Store
+    from advisor.adapters.store import Store
     if args.plot:
         _check_output(args.plot, extra=("matplotlib", "plot"))
-    store = Store(args.store)
+    # a store named on the line must exist; the default one may not yet
+    store = Store(args.store, create=not args.store)
     runs, last = store.runs(args.last), store.last_doc()
     docs = store.docs() if args.plot else []
     store.close()
     if args.plot:
-        from adapters.files import atomic_write
+        from advisor.adapters.files import atomic_write
         from advisor.views.plots import report_png
         if last is None:
             raise BadInput(f"{store.path} holds no run to plot: run advisor recommend first")
@@ -365,6 +367,29 @@ def cmd_policies(args, out: Console) -> int:
     return EXIT_OK
 
 
+def cmd_compile(args, out: Console) -> int:
+    """Compile every kernel into the cache this user's runs will read (a no-op when it is
+    compiled already)."""
+    import time
+
+    from advisor.engine.cache import cache_folder, engine_compiled
+    start = time.monotonic()
+    was = engine_compiled()
+    if not was:
+        from advisor.engine.warmup import compile_all
+        compile_all()
+    doc = {"cache": str(cache_folder()), "compiled_now": not was,
+           "seconds": round(time.monotonic() - start, 1)}
+    if args.json:
+        _emit_json(doc)
+    elif was:
+        out.print(f"the simulator is compiled already, in {doc['cache']}", soft_wrap=True)
+    else:
+        out.print(f"compiled the simulator in {doc['seconds']:.0f} s, into {doc['cache']}",
+                  soft_wrap=True)
+    return EXIT_OK
+
+
 def cmd_bench(args, out: Console) -> int:
     from advisor.bench import bench, bench_table
     figures = bench(repeat=args.repeat, tune=not args.skip_tune, online=not args.skip_online,
@@ -381,7 +406,7 @@ COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "queues": cmd_queues, "plans
             "snapshot": cmd_snapshot, "recommend": cmd_recommend, "report": cmd_report,
             "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench,
             "classes": cmd_classes, "coscheduling": cmd_coscheduling,
-            "timeshare": cmd_timeshare}
+            "timeshare": cmd_timeshare, "compile": cmd_compile}
 
 
 #: the commands that use policy plugins: they load (and check) every plugin before any work
@@ -394,27 +419,13 @@ def _on_sigterm(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from adapters.config import load_defaults
-    from advisor.cli_args import apply_defaults, build_parser
-    parser = build_parser()
-    try:
-        apply_defaults(parser, load_defaults())
-    except AdvisorError as e:
-        return _fail(e)
-    args = parser.parse_args(argv)
-    out = Console()
-    if not out.is_terminal:  # a pipe or a file: do not squeeze tables into 80 columns
-        out = Console(width=140)
     _signals.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        if args.command in USES_PLUGINS:
-            from advisor.plugins.registry import registry
-            registry()
-        return COMMANDS[args.command](args, out)
+        return _run(argv)
     except AdvisorError as e:
         return _fail(e)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:       # Ctrl-C at any point, the first imports included
         if signal.SIGTERM in _signals:
             sys.stderr.write("advisor: terminated\n")
             return EXIT_TERMINATED
@@ -429,6 +440,25 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_TERMINATED
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: list[str] | None) -> int:
+    """Parse the line (argparse exits 0 for --help, 2 for a bad option), take the
+    configuration files' defaults, run the command."""
+    from rich.console import Console
+
+    from advisor.adapters.config import load_defaults
+    from advisor.cli_args import apply_config, build_parser
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    apply_config(parser, argv, args, load_defaults())
+    # off a terminal (a file, a pipe, cron's mail) rich takes COLUMNS, else 80: the views
+    # lay their tables out for the width they get and never cut a figure
+    out = Console()
+    if args.command in USES_PLUGINS:
+        from advisor.plugins.registry import registry
+        registry()
+    return COMMANDS[args.command](args, out)
 
 
 def _fail(e: AdvisorError) -> int:

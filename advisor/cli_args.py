@@ -4,14 +4,17 @@ and the defaults that configuration files give (adapters/config.py). No work is 
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import PackageNotFoundError, version
 
-from advisor.plugins.contract import LONG_QUEUE
+from advisor import __version__
+from advisor.cli_types import (Parser, count, date_moment, duration, estimates, moment,
+                               number, one_of, since_moment)
+from advisor.settings import DEFAULTS, OBJECTIVES
+from advisor.units import format_duration
 
 #: one example per command, shown at the end of its --help
 EXAMPLES = {
     "replay": "advisor replay CTC-SP2 --policy easy:FCFS:FCFS --policy easy:SPF:SPF:T=20h",
-    "plans": "advisor plans SDSC-BLUE --since 2000-07-01 --until 2000-08-01 --bins 'PLAN 2'",
+    "plans": "advisor plans SDSC-BLUE --since 2000-07-01 --until 2000-08-01 --bins PLAN2",
     "tune": "advisor tune KTH-SP2 --weeks 50 --threshold 20h --plot tune.png",
     "queues": "advisor queues KTH-SP2 --trigger 100 --weeks-ahead 2 --plot queues.png",
     "classes": "advisor classes SDSC-BLUE --busy 0.9 --idle 0.5",
@@ -22,38 +25,31 @@ EXAMPLES = {
     "report": "advisor report --last 10 --plot report.png",
     "history": "advisor history --since 30d --out site.swf.gz",
     "policies": "advisor policies --json",
+    "compile": "advisor compile",
     "bench": "advisor bench --skip-tune",
 }
 
 
-def package_version() -> str:
-    try:
-        return version("slurm-policy-advisor")
-    except PackageNotFoundError:         # a source tree that was never installed
-        return "unknown"
-
-
-def _window_options(p: argparse.ArgumentParser, verb: str, since_note: str = "") -> None:
-    p.add_argument("--since", metavar="MOMENT", help=f"first submission to {verb}: a date "
-                   f"(2000-05-01) or seconds since the trace's start (default: its start)"
-                   f"{since_note}")
-    p.add_argument("--until", metavar="MOMENT", help=f"{verb} the jobs submitted before this "
-                   "(default: all)")
-
-
-def _class_options(p: argparse.ArgumentParser) -> None:
-    """The CPU-efficiency thresholds of the job classes (studies.share_classes)."""
-    p.add_argument("--busy", type=float, default=0.9, help="efficiency at or above which a "
-                   "job is CS-like: busy, dedicated (default 0.9)")
-    p.add_argument("--idle", type=float, default=0.5, help="efficiency below which a job is "
-                   "DC-like: idle over half of its CPU time (default 0.5)")
-
-
-def _trace_options(p: argparse.ArgumentParser) -> None:
+def _trace_options(p: argparse.ArgumentParser, since_note: str = "") -> None:
+    """What every command that plays a trace takes, with the same meaning everywhere."""
     p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
                    "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE, LLNL-Atlas); default: "
                    "KTH-SP2")
-    p.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs)")
+    p.add_argument("--procs", type=count(1), help="machine size in CPUs (default: the "
+                   "header's MaxProcs)")
+    p.add_argument("--since", metavar="MOMENT", type=moment, help="play the jobs submitted "
+                   "from this moment: a date in the trace's time zone (2000-05-01, "
+                   "2000-05-01T08:00) or a time since its start (10d, 36h; default: its "
+                   f"start){since_note}")
+    p.add_argument("--until", metavar="MOMENT", type=moment, help="play the jobs submitted "
+                   "before this moment (default: to the end)")
+    p.add_argument("--load", type=number(0, above=True), default=1.0, metavar="F",
+                   help="divide the inter-arrival times by F (1.2: arrivals 1.2 times as "
+                   "dense, for a log without a queue; default 1)")
+    p.add_argument("--estimates", default="user", type=estimates,
+                   help="runtime estimates: user (the requested time; a job without one "
+                        "gets its runtime, and the output says how many), exact, or f=N "
+                        "(uniform between the runtime and N times it)")
     p.add_argument("--drop-overruns", action="store_true",
                    help="drop jobs that ran longer than they requested (the filter of "
                         "Lelong et al.'s tuning study)")
@@ -61,25 +57,31 @@ def _trace_options(p: argparse.ArgumentParser) -> None:
                    help="drop jobs wider than the machine (the same study's filter)")
     p.add_argument("--keep-invalid", action="store_true",
                    help="keep jobs with no processors or a negative runtime (they fail)")
-    p.add_argument("--estimates", default="user",
-                   help="runtime estimates: user (the request), exact, or f=N (Mu'alem and "
-                        "Feitelson's badness factor: uniform in [r, N*r])")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
+    p.add_argument("--seed", type=count(0), default=0, help="seed of every random draw")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def _class_options(p: argparse.ArgumentParser) -> None:
+    """The CPU-efficiency thresholds of the job classes (studies.share_classes)."""
+    p.add_argument("--busy", type=number(0, 1), default=0.9, help="CPU efficiency at or "
+                   "above which a job is 'busy' (keeps its CPUs busy; default 0.9)")
+    p.add_argument("--idle", type=number(0, 1), default=0.5, help="CPU efficiency below "
+                   "which a job is 'idle' (its CPUs idle over half the time; default 0.5)")
 
 
 def _slurm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slurm-bin", metavar="DIR", help="directory of Slurm's commands "
                    "(default: PATH)")
-    p.add_argument("--slurm-timeout", type=float, default=30.0, metavar="S",
+    p.add_argument("--slurm-timeout", type=number(0, above=True), default=30.0, metavar="S",
                    help="seconds each Slurm command may take (default 30)")
 
 
 def _source_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", default="slurm", metavar="SOURCE",
                    help="slurm (pyslurm when installed, else the commands), slurm:cli, "
-                        "slurm:pyslurm, or swf:TRACE@TIME with TIME in seconds since the "
-                        "trace's start (10d, 36h) or a date (1996-10-01T12:00)")
+                        "slurm:pyslurm, or swf:TRACE@TIME with TIME a time since the "
+                        "trace's start (10d, 36h) or a date in its time zone "
+                        "(1996-10-01T12:00)")
     p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
                    "replayed under, in effect at the moment (default EASY-FCFS-FCFS)")
     _slurm_options(p)
@@ -89,37 +91,43 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     """How candidates are simulated and judged: recommend, and replay --online."""
     p.add_argument("--candidate", action="append", metavar="SPEC", help="simulate this "
                    "policy (repeatable; default: the grid of 'advisor policies')")
-    p.add_argument("--objective", default="avg_bsld",
-                   help="avg_bsld (default), avg_wait, p95_wait or utilization")
-    p.add_argument("--samples", type=int, default=8, help="sampled futures (default 8)")
-    p.add_argument("--horizon", default="1d", help="simulated future (default 1d)")
-    p.add_argument("--horizon-max", default="3d", help="the horizon grows to the queue's "
-                   "drain time (its jobs' limits in CPU-seconds over the CPUs) up to this "
-                   "(default 3d; 0: fixed)")
-    p.add_argument("--risk", type=float, default=1.5, help="MaxWait and p95 wait may grow "
-                   "to this factor of the configuration in effect's (or --reference's), and "
-                   "no job's wait past its longest wait by more (default 1.5)")
+    d = DEFAULTS
+    p.add_argument("--objective", default=d.objective, type=one_of(*OBJECTIVES),
+                   help=f"what to improve: {', '.join(OBJECTIVES)} (default {d.objective})")
+    p.add_argument("--samples", type=count(1), default=d.samples,
+                   help=f"sampled futures (default {d.samples})")
+    p.add_argument("--horizon", default=d.horizon, type=duration(60),
+                   help=f"simulated future (default {format_duration(d.horizon)})")
+    p.add_argument("--horizon-max", default=d.horizon_max, type=duration(0),
+                   help="the horizon grows to the queue's drain time (its jobs' limits in "
+                   f"CPU-seconds over the CPUs) up to this (default "
+                   f"{format_duration(d.horizon_max)}; 0: fixed)")
+    p.add_argument("--risk", type=number(1), default=d.risk, help="MaxWait and p95 wait may "
+                   "grow to this factor of the configuration in effect's (or --reference's),"
+                   f" and no job's wait past its longest wait by more (default {d.risk:g})")
     p.add_argument("--reference", metavar="SPEC", help="risk limits against this policy "
                    "(default: the configuration in effect; replay --online: its --policy "
                    "baseline), and no lower than --risk times its MaxWait and p95 wait on "
                    "the last --history-weeks of history, replayed")
     p.add_argument("--no-history-floor", action="store_true", help="risk limits against "
                    "the reference's futures alone, not floored by its replayed history")
-    p.add_argument("--min-gain", type=float, default=0.05, help="relative gain needed "
-                   "(default 0.05)")
-    p.add_argument("--min-wins", type=float, default=0.75, help="share of samples the gain "
-                   "must hold in (default 0.75)")
-    p.add_argument("--trigger", type=float, metavar="T", help="simulate only when the "
+    p.add_argument("--min-gain", type=number(0), default=d.min_gain, help="relative gain "
+                   f"needed, 0.05 for 5%% (default {d.min_gain:g})")
+    p.add_argument("--min-wins", type=number(0, 1), default=d.min_wins, help="share of "
+                   f"samples the gain must hold in, 0 to 1 (default {d.min_wins:g})")
+    p.add_argument("--trigger", type=number(0), metavar="T", help="simulate only when the "
                    "queue's bounded slowdown exceeds T (Lawson and Smirni's trigger)")
-    p.add_argument("--history-weeks", type=int, default=4, help="weeks of finished jobs "
-                   "that futures are drawn from (default 4)")
-    p.add_argument("--conservative-up-to", type=int, default=LONG_QUEUE, metavar="N",
-                   help="the default grid simulates conservative backfilling and plans "
-                   f"only while at most N jobs are pending (default {LONG_QUEUE}: beyond, "
-                   "seconds per simulation or plan)")
-    p.add_argument("--executor", default="auto", choices=EXECUTORS,
-                   help="where simulations run (auto: Ray if installed, else processes)")
-    p.add_argument("--workers", type=int, help="local workers (default: all cores)")
+    p.add_argument("--history-weeks", type=count(1), default=d.history_weeks,
+                   help=f"weeks of finished jobs that futures are drawn from (default "
+                   f"{d.history_weeks})")
+    p.add_argument("--conservative-up-to", type=count(0), default=d.conservative_up_to,
+                   metavar="N", help="the default grid simulates conservative backfilling "
+                   "and plans only while at most N jobs are pending (default "
+                   f"{d.conservative_up_to}: beyond, seconds per simulation or plan)")
+    p.add_argument("--executor", default="auto", type=one_of(*EXECUTORS),
+                   help="where simulations run: auto (Ray if installed, else processes), "
+                   "serial, process or ray")
+    p.add_argument("--workers", type=count(1), help="local workers (default: all cores)")
     p.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster "
                    "(default: an embedded local one)")
     p.add_argument("--ray-dashboard", action="store_true", help="the embedded Ray starts "
@@ -127,16 +135,18 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
 
 
 EXECUTORS = ("auto", "serial", "process", "ray")
+#: what replay plays when no --policy is given
+DEFAULT_REPLAY = ("easy:FCFS:FCFS", "easy:SPF:SPF", "easy:SPF:SPF:T=20h", "conservative:FCFS")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="advisor", description=(
+    parser = Parser(prog="advisor", description=(
         "Which Slurm scheduling configuration serves your cluster best, proven by "
         "simulation. Defaults come from /etc/slurm-policy-advisor/advisor.toml, then "
         "$XDG_CONFIG_HOME/slurm-policy-advisor/advisor.toml, then the options given."),
         epilog="example: " + EXAMPLES["recommend"])
     parser.add_argument("--version", action="version",
-                        version=f"%(prog)s (slurm-policy-advisor) {package_version()}")
+                        version=f"%(prog)s (slurm-policy-advisor) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
@@ -144,107 +154,121 @@ def build_parser() -> argparse.ArgumentParser:
                               epilog="example: " + EXAMPLES[name])
 
     p = command("replay", "simulate a trace under one or many policies")
-    _trace_options(p)
+    _trace_options(p, "; with --online, the jobs finished before it are the advisor's "
+                   "history at the start, as sacct's would be")
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="BACKFILL[:PRIMARY[:SECONDARY]][:key=value], e.g. easy:SPF:SPF, "
                         "easy:FCFS:FCFS:T=20h, conservative:FCFS, or family/name[:key=value] "
-                        "parts joined by + (repeatable; see 'advisor policies')")
+                        "parts joined by + (repeatable; see 'advisor policies'; the labels "
+                        "the output prints, e.g. 'EASY-SPF-SPF T=20h', are accepted too; "
+                        "default: " + ", ".join(DEFAULT_REPLAY) + ")")
     p.add_argument("--jobs-out", metavar="FILE",
-                   help="per-job results, CSV or .parquet (.parquet needs the [parquet] "
+                   help="per-job results, .csv or .parquet (.parquet needs the [parquet] "
                         "extra; one file per policy: the policy's label is added to the "
                         "name when there are several)")
-    p.add_argument("--swf-out", metavar="FILE", help="the simulated schedule as an SWF log")
+    p.add_argument("--swf-out", metavar="FILE", help="the simulated schedule as an SWF log "
+                   "(.swf or .swf.gz)")
     p.add_argument("--pass-per-event", action="store_true",
                    help="one scheduling pass after every event, instead of one after all "
                         "completions and arrivals of the same second")
-    p.add_argument("--online", metavar="EVERY", help="Lawson and Smirni's online replay: "
-                   "run the advisor every EVERY (1d, 1w) on what the simulated system knows "
-                   "then, follow its recommendations, and compare with --policy kept "
-                   "throughout (default EASY-FCFS-FCFS) in the engine's slurm mode")
+    p.add_argument("--online", metavar="EVERY", type=duration(60),
+                   help="run the advisor every EVERY (1d, 1w; at least 60 s) on what the "
+                   "simulated system knows then, follow its recommendations, and compare "
+                   "with --policy kept throughout (default EASY-FCFS-FCFS), in the "
+                   "engine's slurm mode (Lawson and Smirni's online replay)")
     p.add_argument("--against-static", action="store_true", help="--online: also play every "
                    "candidate kept fixed over the same decision points, and rank the advice "
                    "against the best of them (docs/advice.md)")
     p.add_argument("--plot", metavar="PNG", help="--against-static: write the average wait "
                    "per week of the baseline, the best static runs and the advice")
-    _window_options(p, "replay", "; with --online, the jobs finished before it are the "
-                    "advisor's history at the start, as sacct's would be")
-    p.add_argument("--load", type=float, default=1.0, metavar="F", help="divide the "
-                   "inter-arrival times by F (1.2: arrivals 1.2 times as dense; default 1)")
     _recommend_options(p)
 
-    p = command("tune", "Lelong et al.'s tuning study: choose policies on resampled "
-                "weeks of one half of a trace, test them on the other")
+    p = command("tune", "choose an ordering on resampled weeks of one half of a trace and "
+                "test it on the other (Lelong et al.'s tuning study)")
     _trace_options(p)
-    p.add_argument("--weeks", type=int, default=250, help="weeks resampled per half")
+    p.add_argument("--weeks", type=count(1), default=250, help="weeks resampled per half "
+                   "(default 250)")
     p.add_argument("--threshold", action="append", default=[], metavar="T",
-                   help="also evaluate the 49 policies with this queue threshold (e.g. 20h)")
-    p.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+                   type=duration(60), help="also evaluate the 49 policies with this queue "
+                   "threshold, at least a minute, as threshold/queue's T (e.g. 20h; "
+                   "repeatable)")
+    p.add_argument("--workers", type=count(1), help="local worker processes (default: all "
+                   "cores)")
     p.add_argument("--plot", metavar="PNG", help="write a plot of every policy's train and "
                    "test results, the best named")
 
-    p = command("queues", "Lawson and Smirni's study: runtime-class queues, fixed and chosen "
-                "online, against one queue, week by week")
+    p = command("queues", "runtime-class queues, fixed and chosen online, against one "
+                "queue, week by week (Lawson and Smirni's study)")
     _trace_options(p)
-    p.add_argument("--trigger", type=float, default=10.0, metavar="T",
-                   help="queue bounded slowdown that triggers a test (default 10)")
-    p.add_argument("--weeks-ahead", type=int, default=1, metavar="L",
+    p.add_argument("--trigger", type=number(0), default=10.0, metavar="T",
+                   help="the queue's bounded slowdown above which a test is run (default 10)")
+    p.add_argument("--weeks-ahead", type=count(1), default=1, metavar="L",
                    help="weeks each test simulates (default 1)")
-    p.add_argument("--parts", type=int, default=4, help="the fixed number of queues "
-                   "compared (default 4)")
-    p.add_argument("--setting", choices=("paper", "honest"), default="paper",
-                   help="paper: the tests replay the trace's own future (hindsight); "
-                        "honest: futures drawn from the finished jobs only")
-    p.add_argument("--samples", type=int, default=4, help="honest: futures per test")
-    p.add_argument("--plot", metavar="PNG", help="write R per week as a plot")
+    p.add_argument("--parts", type=count(1, 8), default=4, help="the fixed number of "
+                   "queues compared, 1 to 8, as queues/runtime's P (default 4)")
+    p.add_argument("--futures", type=one_of("hindsight", "sampled"), default="hindsight",
+                   help="hindsight: each test replays the trace's own next weeks (as the "
+                   "study did); sampled: futures drawn from the finished jobs only, as a "
+                   "live cluster would have them (default hindsight)")
+    p.add_argument("--samples", type=count(1), default=4, help="sampled futures per test "
+                   "(default 4)")
+    p.add_argument("--plot", metavar="PNG", help="write the gain per week as a plot")
 
-    p = command("plans", "Zheng et al.'s study: plans by simulated annealing (PLAN 1-3) "
-                "against EASY-FCFS-FCFS, month by month")
+    p = command("plans", "plans of the whole queue by simulated annealing against "
+                "EASY-FCFS-FCFS, month by month (Zheng et al.'s study)")
     _trace_options(p)
     p.add_argument("--policy", action="append", metavar="SPEC", help="a plan or any policy "
                    "to compare (repeatable; default plan1, plan2, plan3)")
-    _window_options(p, "replay")
-    p.add_argument("--bins", metavar="NAME", help="also list Fig. 6's bins (wait by size "
-                   "and runtime) of this run against FCFS, e.g. 'PLAN 2'")
-    p.add_argument("--plot", metavar="PNG", help="write Fig. 6's heatmaps (of --bins, "
-                   "default PLAN 2)")
+    p.add_argument("--bins", metavar="LABEL", help="also list the wait by job size and "
+                   "runtime of this run against EASY-FCFS-FCFS, e.g. PLAN2")
+    p.add_argument("--plot", metavar="PNG", help="write that table as heatmaps (of --bins, "
+                   "default PLAN2)")
 
-    p = command("classes", "which jobs would share CPUs: the job classes of a trace by CPU "
-                "efficiency (SWF field 6 over the runtime), a heuristic for seed 003's")
+    p = command("classes", "which jobs would share CPUs: the jobs of a trace classed by "
+                "CPU efficiency (SWF field 6, the CPU time, over the runtime)")
     _trace_options(p)
     _class_options(p)
 
-    p = command("coscheduling", "seed 003's four synthetic scenarios on the process-level "
-                "model (FCFS, gang, spin-block, flexible coscheduling) against its tables")
-    p.add_argument("--seed", type=int, default=0, help="seed of the local schedulers' noise")
+    p = command("coscheduling", "gang scheduling, spin-block and flexible coscheduling on "
+                "four synthetic workloads, a process-level model checked against the "
+                "published tables (Frachtenberg et al.)")
+    p.add_argument("--seed", type=count(0), default=0, help="seed of the local schedulers' "
+                   "noise")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
-    p = command("timeshare", "what a gang-scheduled partition for the DC-like users would "
-                "do to waits and response times, against the whole machine space-shared")
-    _trace_options(p)
-    _window_options(p, "play", "; users are classed by the jobs before")
-    p.add_argument("--share", type=float, default=0.25, help="fraction of the CPUs given "
-                   "to the time-sliced partition (default 0.25)")
-    p.add_argument("--mpl", type=int, default=2, help="jobs per node (OverSubscribe=FORCE:N,"
-                   " default 2)")
-    p.add_argument("--slice", type=float, default=30.0, help="SchedulerTimeSlice in seconds "
-                   "(default 30, Slurm's)")
-    p.add_argument("--switch", type=float, default=0.5, help="progress lost at each switch "
-                   "of a shared node, in seconds (default 0.5)")
-    p.add_argument("--route", default="DC", help="classes sent to the time-sliced partition:"
-                   " DC, F+DC, ... (default DC)")
+    p = command("timeshare", "what a gang-scheduled partition for the users whose jobs idle "
+                "their CPUs would do to waits and response times, against the whole machine "
+                "space-shared")
+    _trace_options(p, "; users are classed by the jobs before it (without --since, by the "
+                   "whole trace)")
+    p.add_argument("--share", type=number(0, above=True), default=0.25, help="fraction of "
+                   "the CPUs given to the time-sliced partition, above 0 and at most 0.75, "
+                   "as timeshare/gang's share (default 0.25)")
+    p.add_argument("--mpl", type=count(2), default=2, help="jobs per CPU in the time-sliced "
+                   "partition, 2 to 8 (OverSubscribe=FORCE:mpl, as timeshare/gang's mpl; "
+                   "default 2)")
+    p.add_argument("--slice", type=duration(1), default=30, help="SchedulerTimeSlice, 5 s to "
+                   "65533 s (as timeshare/gang's slice; default 30s, Slurm's)")
+    p.add_argument("--switch", type=number(0), default=0.5, help="progress lost at each "
+                   "switch of a shared CPU, in seconds (default 0.5)")
+    p.add_argument("--route", type=one_of("idle", "idle,mixed"), default="idle",
+                   help="whose jobs go to the time-sliced partition: idle (the users whose "
+                   "jobs leave their CPUs idle over half the time) or idle,mixed (also those "
+                   "that wait part of the time), as timeshare/gang's route (default idle)")
     _class_options(p)
 
     p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
                 "replayed up to a moment")
     _source_options(p)
-    p.add_argument("--top", type=int, default=10, help="pending jobs shown")
+    p.add_argument("--top", type=count(0), default=10, help="pending jobs shown "
+                   "(default 10)")
     p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
 
     p = command("recommend", "simulate candidate configurations from a snapshot and "
                 "recommend the change that wins (exit 10) or none (exit 0)")
     _source_options(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw")
+    p.add_argument("--seed", type=count(0), default=0, help="seed of every random draw")
     _recommend_options(p)
     p.add_argument("--store", metavar="DB", help="SQLite history (default: "
                    "$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite)")
@@ -264,48 +288,96 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("report", "the admin's view: the latest recommendation in full (cluster, "
                 "candidates, decision, change) and the past ones")
-    p.add_argument("--store", metavar="DB", help="SQLite history (default as recommend)")
-    p.add_argument("--last", type=int, default=20, help="runs listed")
+    p.add_argument("--store", metavar="DB", help="the SQLite history recommend keeps "
+                   "(default as recommend); it must exist")
+    p.add_argument("--last", type=count(0), default=20, help="past runs listed "
+                   "(default 20)")
     p.add_argument("--plot", metavar="PNG", help="also write a PNG: the latest candidates "
                    "(objective against max wait) and the queue's slowdown over past runs")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the latest run and the past "
+                   "ones as one JSON document")
 
     p = command("history", "finished jobs from slurmdbd (sacct) as an SWF trace")
-    p.add_argument("--from", dest="source", default="slurm", choices=["slurm"],
-                   help="where the history comes from")
-    p.add_argument("--since", default="30d", help="how far back: 30d, 12h, or a date "
-                   "(2026-11-01)")
-    p.add_argument("--until", help="end of the window (a date; default: now)")
+    p.add_argument("--from", dest="source", default="slurm", type=one_of("slurm"),
+                   help="where the history comes from (slurm)")
+    p.add_argument("--since", default="30d", type=since_moment, help="how far back: 30d, "
+                   "12h, or a local date (2026-11-01, 2026-11-01T08:00; default 30d)")
+    p.add_argument("--until", type=date_moment, help="end of the window, a local date "
+                   "(default: now)")
     p.add_argument("--out", required=True, metavar="FILE", help="the SWF file (.swf or "
                    ".swf.gz)")
-    p.add_argument("--procs", type=int, help="the machine's CPUs for the SWF header "
+    p.add_argument("--procs", type=count(1), help="the machine's CPUs for the SWF header "
                    "(default: the widest job; sacct does not know the machine)")
     _slurm_options(p)
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
 
     p = command("policies", "list installed policy plugins and their parameters")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print them as one JSON document")
+
+    p = command("compile", "compile the simulator for this machine and user now (a "
+                "package install or a service's ExecStartPre runs it, so that the first "
+                "recommendation does not wait for it)")
+    p.add_argument("--json", action="store_true", help="print where and how long as JSON")
 
     p = command("bench", "print performance figures")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median)")
+    p.add_argument("--repeat", type=count(1), default=5, help="timed runs per figure, "
+                   "their median shown (default 5)")
     p.add_argument("--skip-tune", action="store_true",
                    help="skip the tune figure (three runs, ~10 s)")
     p.add_argument("--skip-online", action="store_true",
                    help="skip the online replay's decisions (~15 s)")
     p.add_argument("--skip-compile", action="store_true",
                    help="skip the cold compilations (about a minute)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON "
+                   "document")
     return parser
 
 
-def apply_defaults(parser: argparse.ArgumentParser, defaults: dict) -> None:
-    """Configuration-file defaults, for each command that has the option (options given on
-    the command line still win)."""
-    if defaults.get("executor", "auto") not in EXECUTORS:
-        from advisor.errors import BadInput
-        raise BadInput(f"executor = {defaults['executor']!r} in a configuration file: give "
-                       f"one of {', '.join(EXECUTORS)}")
+def apply_config(parser: argparse.ArgumentParser, argv: list[str] | None,
+                 args: argparse.Namespace, defaults) -> None:
+    """The configuration files' values (``adapters.config.Defaults``) for the options of
+    ``args.command`` that the command line did not give, each checked as the option's own
+    value is; a bad one names its file and key. A command that takes none of the files'
+    options ignores them, and their problems."""
+    from advisor.adapters.config import KEYS
+    from advisor.errors import AdvisorError, BadInput
+    command = _subparsers(parser)[args.command]
+    actions = {a.dest: a for a in command._actions}
+    if not any(k in actions for k in KEYS):
+        return
+    if defaults.problems:
+        raise defaults.problems[0]
+    given = set(vars(_given_only(args.command).parse_args(argv)))
+    for key, (value, path) in defaults.values.items():
+        if key not in actions or key in given:
+            continue
+        action = actions[key]
+        try:
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise argparse.ArgumentTypeError("give a string or a number")
+            if action.type is not None:
+                value = action.type(str(value))
+            elif not isinstance(value, str):
+                raise argparse.ArgumentTypeError("give a string (in quotes)")
+            if key == "reference":
+                from advisor.plugins.spec import parse_policy
+                parse_policy(value)
+        except (argparse.ArgumentTypeError, AdvisorError) as e:
+            raise BadInput(f"{path}: {key} = {value!r}: {e}") from None
+        setattr(args, key, value)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for command in sub.choices.values():
-        dests = {a.dest for a in command._actions}
-        command.set_defaults(**{k: v for k, v in defaults.items() if k in dests})
+    return sub.choices
+
+
+def _given_only(command: str) -> argparse.ArgumentParser:
+    """A parser of the whole line whose options have no defaults: what it returns is what
+    the line itself sets."""
+    parser = build_parser()
+    for sub in _subparsers(parser).values():
+        for action in sub._actions:
+            action.default = argparse.SUPPRESS
+            action.required = False
+    return parser

@@ -6,8 +6,6 @@ import json
 import sys
 from contextlib import contextmanager
 
-from rich.console import Console
-
 from advisor.errors import BadInput, MissingExtra
 
 EXIT_OK = 0
@@ -18,19 +16,15 @@ def _emit_json(doc: dict) -> None:
 
 
 def _estimates(text: str):
+    """The estimate model of --estimates (checked when the line was parsed)."""
     from advisor.engine import Estimates
-    if text in ("user", "exact"):
-        return Estimates(text)
     if text.startswith("f="):
-        try:
-            return Estimates("badness", float(text[2:]))
-        except ValueError:
-            pass
-    raise BadInput(f"--estimates {text}: use user, exact or f=N (N >= 1)")
+        return Estimates("badness", float(text[2:]))
+    return Estimates(text)
 
 
 def _load(args):
-    from adapters.swf import read_swf, resolve_trace
+    from advisor.adapters.swf import read_swf, resolve_trace
     from advisor.cleaning import CleaningOptions
     cleaning = CleaningOptions(drop_invalid=not args.keep_invalid,
                                drop_oversize=args.drop_oversize,
@@ -43,13 +37,28 @@ def _load(args):
 def _window(args, workload) -> tuple[int | None, int | None]:
     """--since and --until on the trace's clock (None: its ends)."""
     from advisor.units import parse_moment
-    return tuple(parse_moment(m, workload.header) if m else None
-                 for m in (args.since, args.until))
+    since, until = (parse_moment(m, workload.header) if m else None
+                    for m in (args.since, args.until))
+    if since is not None and until is not None and until <= since:
+        raise BadInput(f"--until {args.until} is not after --since {args.since}")
+    return since, until
+
+
+def _trace_input(args):
+    """What every trace command plays, the same way: the trace (filtered as the options
+    say) cut to the jobs submitted in [--since, --until), its arrivals made --load times as
+    dense; and the jobs submitted before --since (None without it), the past a study may
+    learn from."""
+    from advisor.cleaning import trace_window
+    whole = _load(args)
+    since, until = _window(args, whole)
+    before = whole.jobs[whole.jobs["submit"] < since] if since is not None else None
+    return trace_window(whole, since, until, args.load), before
 
 
 def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
     """A file the command will write: refused before any work if it cannot be."""
-    from adapters.files import check_writable
+    from advisor.adapters.files import check_writable
     check_writable(path)
     if extra:
         import importlib.util
@@ -78,6 +87,7 @@ def _compile_notice() -> None:
 def _progress(what: str):
     """A progress bar on stderr (when it is a terminal); yields on_progress(done, total)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.console import Console
     err = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,

@@ -4,6 +4,9 @@ Every error says what is wrong and how to fix it; none of them is a traceback fo
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class AdvisorError(Exception):
     """Base class. ``exit_code`` is the documented code the CLI exits with."""
@@ -50,3 +53,18 @@ class MissingExtra(AdvisorError):
             f"this needs the optional package '{module}': install it with "
             f"pip install 'slurm-policy-advisor[{extra}]'"
         )
+
+
+def nearest(word: str, names: Iterable[str], n: int = 3) -> str:
+    """' (did you mean X or Y?)' for the valid names closest to ``word``; '' if none is."""
+    names = list(names)
+    close = difflib.get_close_matches(word, names, n=n, cutoff=0.5) or \
+        difflib.get_close_matches(word.lower(), names, n=n, cutoff=0.5)
+    if close:                   # only those about as close as the closest
+
+        def ratio(m: str) -> float:
+            return difflib.SequenceMatcher(None, word.lower(), m.lower()).ratio()
+        close = [m for m in close if ratio(m) >= ratio(close[0]) - 0.1]
+    if not close and len(word) >= 2:
+        close = [m for m in names if m.lower().startswith(word.lower()[:2])][:n]
+    return f" (did you mean {' or '.join(close)}?)" if close else ""

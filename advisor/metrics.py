@@ -2,7 +2,7 @@
 
 Definitions (times in seconds):
 * wait = start - submit; response = wait + runtime;
-* bounded slowdown, tau = 10 s: max(1, (wait + runtime) / max(runtime, 10)) (seed 001 §3.1,
+* bounded slowdown, tau = 10 s: max(1, (wait + runtime) / max(runtime, 10)) (Mu'alem and Feitelson §3.1,
   with the customary floor at 1);
 * utilisation = sum(procs * runtime) / (machine * (last end - first submit));
 * makespan = last end - first submit;
@@ -15,7 +15,7 @@ import pandas as pd
 
 from advisor.model import SECONDS_PER_WEEK
 
-TAU = 10  # seconds: the bounded-slowdown threshold of seed 001 and seed 000
+TAU = 10  # seconds: the bounded-slowdown threshold of Mu'alem and Feitelson and Lawson and Smirni
 
 
 def schedule_table(submit, start, runtime, procs, job_id=None) -> pd.DataFrame:
@@ -68,32 +68,32 @@ def weekly(table: pd.DataFrame) -> pd.DataFrame:
                          "max_wait": grouped["wait"].max(), "avg_bsld": grouped["bsld"].mean()})
 
 
-def seed000_slowdown(wait, runtime) -> np.ndarray:
-    """Seed 000 §2.2's bounded slowdown s = 1 + d / max(10, v) (d: queueing delay)."""
+def lawson_slowdown(wait, runtime) -> np.ndarray:
+    """Lawson and Smirni §2.2's bounded slowdown s = 1 + d / max(10, v) (d: queueing delay)."""
     return 1.0 + np.asarray(wait, np.float64) / np.maximum(np.asarray(runtime, np.float64), TAU)
 
 
 def crashed(runtime, request) -> np.ndarray:
-    """Seed 000's footnote 4: jobs that ran under 10 s but requested more than a minute
+    """Lawson and Smirni's footnote 4: jobs that ran under 10 s but requested more than a minute
     'appear to have crashed' and are left out of the slowdown ratio."""
     return (np.asarray(runtime) < 10) & (np.asarray(request) > 60)
 
 
 def slowdown_ratio(base: pd.DataFrame, other: pd.DataFrame, request) -> pd.Series:
-    """Per-job R = (s1 - s2) / min(s1, s2) of seed 000 §2.2, `base` giving s1 and `other` s2;
+    """Per-job R = (s1 - s2) / min(s1, s2) of Lawson and Smirni §2.2, `base` giving s1 and `other` s2;
     R > 0 means `other` served the job better. Both tables hold the same jobs in the same
     order; crashed jobs (footnote 4) are dropped from the result."""
     if len(base) != len(other) or not np.array_equal(base["job_id"], other["job_id"]):
         raise ValueError("slowdown ratio needs the same jobs in both schedules")
-    s1 = seed000_slowdown(base["wait"], base["runtime"])
-    s2 = seed000_slowdown(other["wait"], other["runtime"])
+    s1 = lawson_slowdown(base["wait"], base["runtime"])
+    s2 = lawson_slowdown(other["wait"], other["runtime"])
     r = (s1 - s2) / np.minimum(s1, s2)
     keep = ~crashed(base["runtime"], request)
     return pd.Series(r[keep], index=base.index[keep], name="R")
 
 
 def slowdown_ratio_weekly(base: pd.DataFrame, other: pd.DataFrame, request) -> pd.Series:
-    """Seed 000's transient measure: the mean R of the jobs submitted in each week."""
+    """Lawson and Smirni's transient measure: the mean R of the jobs submitted in each week."""
     r = slowdown_ratio(base, other, request)
     week = (base.loc[r.index, "submit"] - base["submit"].min()) // SECONDS_PER_WEEK
     return r.groupby(week.to_numpy()).mean().rename_axis("week")

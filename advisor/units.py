@@ -31,6 +31,42 @@ def format_duration(seconds: int) -> str:
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
+#: what a moment may be, for error messages
+MOMENT_FORMS = ("seconds since the trace's start (864000, 10d, 36h) or a date "
+                "(1996-10-01 or 1996-10-01T12:00)")
+
+
+def parse_date(text: str) -> datetime:
+    """A date (2026-11-01, 2026-11-01T12:00[:00]) that exists, without a zone."""
+    text = text.strip()
+    if not _DATE.match(text):
+        raise BadInput(f"'{text}' is not a date; write e.g. 2026-11-01 or 2026-11-01T12:00")
+    try:
+        return datetime.fromisoformat(text.replace(" ", "T"))
+    except ValueError as e:
+        raise BadInput(f"'{text}' is not a date that exists ({e}); write e.g. 2026-11-01 "
+                       "or 2026-11-01T12:00") from None
+
+
+def check_moment(text: str) -> None:
+    """Whether ``text`` can be a moment of a trace (see ``parse_moment``)."""
+    if _DATE.match(text.strip()):
+        parse_date(text)
+        return
+    try:
+        parse_duration(text)
+    except BadInput:
+        raise BadInput(f"'{text}' is not a moment; give {MOMENT_FORMS}") from None
+
+
+def trace_zone(header: TraceHeader):
+    """The trace's time zone (its TimeZoneString), UTC when it names none or an unknown one."""
+    if header.time_zone_string:
+        try:
+            return ZoneInfo(header.time_zone_string)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return timezone.utc
 
 
 def parse_moment(text: str, header: TraceHeader) -> int:
@@ -42,16 +78,21 @@ def parse_moment(text: str, header: TraceHeader) -> int:
         if header.unix_start_time is None:
             raise BadInput(f"the trace has no UnixStartTime, so the date '{text}' cannot be "
                            "placed in it; give the moment as seconds since its start")
-        zone = timezone.utc
-        if header.time_zone_string:
-            try:
-                zone = ZoneInfo(header.time_zone_string)
-            except (ZoneInfoNotFoundError, ValueError):
-                pass
-        moment = datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=zone)
+        moment = parse_date(text).replace(tzinfo=trace_zone(header))
         return int(moment.timestamp()) - header.unix_start_time
+    check_moment(text)
+    return parse_duration(text)
+
+
+def format_moment(epoch: float, zone: str | None = None) -> str:
+    """An instant as a date in ``zone`` (an IANA name, e.g. a trace's TimeZoneString; UTC
+    when unknown), or, when None, in this machine's zone, as a live cluster's commands
+    print it; the zone is named."""
+    if zone is None:
+        when = datetime.fromtimestamp(epoch).astimezone()
+        return when.strftime("%Y-%m-%d %H:%M:%S ") + (when.tzname() or "local time")
     try:
-        return parse_duration(text)
-    except BadInput:
-        raise BadInput(f"'{text}' is not a moment; give seconds since the trace's start "
-                       "(864000, 10d, 36h) or a date (1996-10-01T12:00)") from None
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        tz, zone = timezone.utc, "UTC"
+    return datetime.fromtimestamp(epoch, tz).strftime("%Y-%m-%d %H:%M:%S ") + zone

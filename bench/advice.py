@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from adapters.swf import read_swf, resolve_trace  # noqa: E402
+from advisor.adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.model import SECONDS_PER_WEEK, trace_machine  # noqa: E402
 from advisor.plugins.spec import parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
@@ -42,7 +42,7 @@ from advisor.views.hindsight import advice_bench_png  # noqa: E402
 from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
                                       past_pick, static_policies)
 from advisor.whatif.candidates import history_limits  # noqa: E402
-from advisor.whatif.recommend import Settings  # noqa: E402
+from advisor.settings import Settings  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
 
 TRACES = ("CTC-SP2@10", "SDSC-SP2@10", "KTH-SP2@20", "SDSC-BLUE@10")

@@ -1,4 +1,4 @@
-"""Zheng et al.'s plans (seed 004) against EASY-FCFS-FCFS over whole traces: utilisation
+"""Zheng et al.'s plans (Zheng et al.) against EASY-FCFS-FCFS over whole traces: utilisation
 beside the paper's Table II, mean wait and response per month (Figs. 4-5), how many months
 each plan waits less than FCFS, and the time each replay took. The local traces are not
 the paper's versions (job counts differ), so the comparison is of directions.
@@ -11,7 +11,7 @@ and limits (the issue's target: under 0.1 s for 100 jobs; the paper's: under 1 s
 under EASY's one reservation and with every job reserving.
 
     .venv/bin/python bench/plans.py [--traces SDSC-BLUE,LLNL-Atlas] [--all]
-                                    [--policies FCFS,PLAN 1,...] [--single] [--fidelity]
+                                    [--policies FCFS,PLAN1,...] [--single] [--fidelity]
                                     [--json F]
 """
 from __future__ import annotations
@@ -29,10 +29,14 @@ import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from adapters.swf import read_swf, resolve_trace  # noqa: E402
+from advisor.adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.engine.plan import plan  # noqa: E402
+from advisor.cleaning import trace_window  # noqa: E402
 from advisor.studies.plans import PAPER_POLICIES, plan_study  # noqa: E402
 from advisor.units import parse_moment  # noqa: E402
+
+#: the paper's names of its policies (FCFS is EASY-FCFS-FCFS) and the study's labels
+NAMES = dict(zip(("FCFS", "PLAN1", "PLAN2", "PLAN3"), PAPER_POLICIES))
 
 #: the paper's Table II (utilisation under FCFS, PLAN 1, 2, 3) and its windows
 TABLE2 = {"SDSC-BLUE": (0.780, 0.785, 0.782, 0.793), "LLNL-Atlas": (0.744, 0.750, 0.751, 0.758)}
@@ -50,16 +54,17 @@ def one_trace(name: str, whole: bool, policies: list[str], out: Console) -> dict
     timings = {}
     clock = [time.perf_counter()]
 
-    def progress(policy: str) -> None:
+    def progress(done: int, total: int) -> None:
         clock.append(time.perf_counter())
-        out.print(f"  {name}: {policy} ...", highlight=False)
+        if done < total:
+            out.print(f"  {name}: policy {done + 1} of {total} ...", highlight=False)
 
-    chosen = {k: v for k, v in PAPER_POLICIES.items() if k in policies}
+    chosen = {k: v for k, v in NAMES.items() if k in policies}
     t0 = time.perf_counter()
-    study = plan_study(workload, [v for k, v in chosen.items() if k != "FCFS"],
-                       trace_seconds(since, workload.header),
-                       trace_seconds(until, workload.header),
-                       progress=progress)
+    window = trace_window(workload, trace_seconds(since, workload.header),
+                          trace_seconds(until, workload.header))
+    study = plan_study(window, [v for k, v in chosen.items() if k != "FCFS"],
+                       on_progress=progress)
     clock.append(time.perf_counter())
     for run, (a, b) in zip(study.runs, zip(clock[1:], clock[2:])):
         timings[run.name] = b - a
@@ -80,7 +85,7 @@ def one_trace(name: str, whole: bool, policies: list[str], out: Console) -> dict
                 "months <,=,> FCFS", "replay (s)"):
         summary.add_column(col, justify="left" if col == "policy" else "right")
     base = study.baseline
-    names = list(PAPER_POLICIES)
+    names = [study.run_named(v).name if k in chosen else None for k, v in NAMES.items()]
     for run in study.runs:
         diff = (months[run.name] - months[base.name]).round(0)
         better = f"{int((diff < 0).sum())},{int((diff == 0).sum())},{int((diff > 0).sum())}"
@@ -171,7 +176,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", default="SDSC-BLUE,LLNL-Atlas")
     parser.add_argument("--all", action="store_true", help="whole traces")
-    parser.add_argument("--policies", default=",".join(PAPER_POLICIES))
+    parser.add_argument("--policies", default=",".join(NAMES))
     parser.add_argument("--single", action="store_true")
     parser.add_argument("--fidelity", action="store_true")
     parser.add_argument("--json", metavar="FILE")

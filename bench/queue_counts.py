@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from adapters.swf import read_swf, resolve_trace  # noqa: E402
+from advisor.adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.engine import Estimates, job_arrays  # noqa: E402
 from advisor.engine.multiqueue import a_priori_classes, run_queues  # noqa: E402
 from advisor.metrics import schedule_table, slowdown_ratio  # noqa: E402
@@ -95,7 +95,7 @@ def main() -> None:
         if args.honest:
             clock = time.perf_counter()
             users = workload.jobs["user"].astype(str).to_numpy()
-            run = online_queue_counts(user, t, ahead, setting="honest", users=users)
+            run = online_queue_counts(user, t, ahead, futures="sampled", users=users)
             honest = {"r": r_of(user, run.start, one_user),
                       "seconds": time.perf_counter() - clock, **run.as_dict()}
             doc[name]["honest"] = honest

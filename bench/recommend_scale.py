@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from adapters.files import atomic_write  # noqa: E402
-from adapters.swf import read_swf  # noqa: E402
+from advisor.adapters.files import atomic_write  # noqa: E402
+from advisor.adapters.swf import read_swf  # noqa: E402
 from advisor.cleaning import CleaningOptions, clean  # noqa: E402
 from advisor.engine import job_arrays, run  # noqa: E402
 from advisor.whatif.futures import (ArrivalSampler, RuntimeModel, draw_sample,  # noqa: E402

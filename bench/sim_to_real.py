@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console
 from rich.table import Table
 
-from adapters.files import atomic_write
-from adapters.slurm_cli import SlurmCommands
-from adapters.slurm_submit import play
-from adapters.swf import read_swf
-from adapters.swf import resolve_trace
+from advisor.adapters.files import atomic_write
+from advisor.adapters.slurm_cli import SlurmCommands
+from advisor.adapters.slurm_submit import play
+from advisor.adapters.swf import read_swf
+from advisor.adapters.swf import resolve_trace
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
 from tests.integration.slurm_cluster import NODE_CPUS, NODES, SlurmCluster
 

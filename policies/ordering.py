@@ -1,4 +1,4 @@
-"""ordering/*: the seven queue orderings of seed 002 §3.2.
+"""ordering/*: the seven queue orderings of Lelong et al. §3.2.
 
 Each one orders the primary queue (start and reserve) and, unless the backfill plugin is
 given another, the backfill queue. Ties are broken by submit time, then by job id. FCFS is

@@ -20,7 +20,7 @@ and 3 with a 1-day threshold (``GRID_T``), alone, unless the queue is long; ever
 job queues ahead of every later one, so each job's wait is bounded by the queue ahead of
 it at the run (``bounds_wait``).
 
-``T``, a starvation threshold as the orderings have (seed 002 §6): jobs that have waited
+``T``, a starvation threshold as the orderings have (Lelong et al. §6): jobs that have waited
 longer than T lead every plan in submit order. The paper's plans have none: re-planned
 daily, they can put an old wide job behind each new day's jobs again and again, while
 each day's futures, which hold the plan until its jobs start, see one day's delay only.
@@ -54,11 +54,12 @@ class Params:
     cost: str = param("squared", "what the plan minimises: wait (PLAN 1: mean wait), "
                       "squared (PLAN 2: mean squared wait), makespan (PLAN 3: when all "
                       "running and queued jobs are done)", choices=COSTS)
-    N: int = param(DEFAULT_N, "moves tried at each temperature (Algorithm 1's N; T0 = 1, "
-                   "Tth = 0.0001 and r = 0.9 are the paper's)", min=1)
+    N: int = param(DEFAULT_N, "moves the annealing tries at each temperature (more: better "
+                   "plans, slower; it starts at temperature 1 and cools by 0.9 to 0.0001)",
+                   min=1)
     seed: int = param(0, "seed of the annealing's moves", min=0)
     T: int = param(0, "wait after which a job leads every plan, in submit order (e.g. 1d); "
-                   "0: none, the paper's plans", kind="duration", min=0)
+                   "0: none, every job is placed by the plan alone", kind="duration", min=0)
 
 
 def priority_span(context: Context) -> int:

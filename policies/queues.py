@@ -243,18 +243,20 @@ class RuntimeQueues(PluginBase):
 
 CAVEATS = (
     "a job wider than every class it may run in goes to the whole default partition, "
-    "which overlaps the classes (the paper's pivot that counts every partition)",
+    "which overlaps the classes (the simulated model's pivot counts every partition)",
     "a job may run in its class or any longer one: short jobs borrow the longer classes' "
-    "idle nodes, long jobs never borrow the short ones' (the paper lets any job borrow "
-    "without delaying a pivot)",
+    "idle nodes, long jobs never borrow the short ones' (the simulated model lets any job "
+    "borrow without delaying a pivot)",
     "a borrowing job holds the lent nodes until it ends: nodes are not recalled, and each "
-    "partition keeps its node set (the paper's partitions drift as processors move)",
+    "partition keeps its node set (the simulated model's partitions drift as processors "
+    "move)",
     "one reservation per partition (bf_job_part_count_reserve=1): a pivot plans on its "
-    "partitions' nodes only, while the paper's pivot counts the whole machine",
+    "partitions' nodes only, while the simulated model's pivot counts the whole machine",
     "job_submit.lua routes by time limit at submission (an unset limit becomes the default "
     "partition's DefaultTime); pending jobs are moved by scontrol update; a limit changed "
     "later does not move the job",
-    "the boundaries stay until the advisor changes them (the paper recomputes them weekly)",
+    "the boundaries stay until the advisor changes them (the simulated model recomputes "
+    "them weekly)",
 )
 
 RUNTIME = RuntimeQueues()

@@ -1,4 +1,4 @@
-"""threshold/queue: seed 002 §6's queue threshold T.
+"""threshold/queue: Lelong et al. §6's queue threshold T.
 
 After the primary queue is sorted, jobs that have waited more than T go to its head, in
 submit order: a bound on the starvation that non-FCFS orderings risk. The grid proposes
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from advisor.plugins import Context, Enactment, EngineConfig, NoSlurmForm, PluginBase, param
 
-DEFAULT_T, MIN_T = 20 * 3600, 0
+DEFAULT_T, MIN_T = 20 * 3600, 60       # a minute: the priority's resolution
 #: the ramps the grid proposes
 GRID_T = (4 * 3600, 12 * 3600, 86400)
 #: PriorityMaxAge of a threshold: the age up to which the slope holds (see above)

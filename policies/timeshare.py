@@ -1,13 +1,13 @@
-"""timeshare/gang: a time-sliced partition for the jobs that leave their CPUs idle (seed 003).
+"""timeshare/gang: a time-sliced partition for the jobs that leave their CPUs idle (Frachtenberg et al.).
 
-Seed 003 lets processes that do not need coscheduling fill the holes others leave. What a
+Frachtenberg et al. lets processes that do not need coscheduling fill the holes others leave. What a
 Slurm site can run of it is gang scheduling at job level: a partition with
 ``OverSubscribe=FORCE:mpl`` under ``PreemptMode=GANG``, whose jobs, up to ``mpl`` per CPU,
 are suspended and resumed whole every ``SchedulerTimeSlice`` (GS of the paper with a slice
 of seconds, not 0.1 s; SB and FCS have no Slurm form). Which jobs share is a job-level
 heuristic, labelled so: the users whose jobs' median CPU efficiency (sacct TotalCPU over
-Elapsed x AllocCPUS; the context's ``user_classes``) is DC-like (below 0.5), or DC- and
-F-like (below 0.9), and any job of the QOS ``qos``, for a site that knows its codes.
+Elapsed x AllocCPUS; the context's ``user_classes``) is "idle" (below 0.5), or "idle" and
+"mixed" (below 0.9), and any job of the QOS ``qos``, for a site that knows its codes.
 
 In Slurm (``enact``): the default partition keeps its name and the first ``1 - share`` of
 its CPUs (in node order), and ``<name>_ts`` takes the rest, with OverSubscribe=FORCE:mpl
@@ -37,7 +37,9 @@ MIN_SLICE, MAX_SLICE = 5, 65533
 #: the points the grid proposes
 GRID_SHARE, GRID_MPL = (0.25, 0.5), (2, 4)
 #: which heuristic classes a route sends to the time-sliced partition
-ROUTES = {"DC": ("DC",), "DC+F": ("DC", "F")}
+ROUTES = {"idle": ("idle",), "idle,mixed": ("idle", "mixed")}
+#: the routes' names before they were the classes' own (the paper's DC and F)
+RENAMED_ROUTES = {"DC": "idle", "DC,F": "idle,mixed"}
 SUFFIX = "_ts"
 
 
@@ -49,8 +51,9 @@ class Params:
                      "(OverSubscribe=FORCE:mpl)", min=2, max=8)
     slice: int = param(DEFAULT_SLICE, "SchedulerTimeSlice (5 s to 65533 s)", kind="duration",
                        min=MIN_SLICE, max=MAX_SLICE)
-    route: str = param("DC", "the users sent there, by their jobs' CPU efficiency: DC "
-                       "(below 0.5) or DC+F (below 0.9)", choices=tuple(ROUTES))
+    route: str = param("idle", "the users sent there, by their jobs' CPU efficiency: idle "
+                       "(below 0.5) or idle,mixed (below 0.9)", choices=tuple(ROUTES),
+                       renamed=RENAMED_ROUTES)
     qos: str = param("", "a QOS whose jobs are sent there too (a site that knows its codes)")
 
 
@@ -148,7 +151,7 @@ class GangTimeShare(PluginBase):
     def candidates(self, context: Context) -> tuple:
         base, earlier, _ = _layout(context)
         out = [Params(share=0.0)] if earlier is not None else []
-        if any(c == "DC" for _, c in context.user_classes):
+        if any(c == "idle" for _, c in context.user_classes):
             out += [Params(share=s, mpl=m) for s in GRID_SHARE for m in GRID_MPL]
         return tuple(out)
 
@@ -216,11 +219,11 @@ class GangTimeShare(PluginBase):
 
 CAVEATS = (
     "which jobs share is a job-level heuristic (users by their jobs' CPU efficiency in "
-    "sacct), not seed 003's classes of processes by communication granularity",
-    "gang scheduling suspends and resumes whole jobs every SchedulerTimeSlice (seconds; "
-    "the paper's slice is 0.1 s): a job sharing CPUs with k - 1 others runs at about 1/k "
-    "of its speed, less the switch, and its idle CPUs are not lent to the others (FCS's "
-    "gain has no Slurm form)",
+    "sacct), not Frachtenberg et al.'s classes of processes by communication granularity",
+    "gang scheduling suspends and resumes whole jobs every SchedulerTimeSlice (seconds, "
+    "not the 0.1 s of Frachtenberg et al.): a job sharing CPUs with k - 1 others runs at "
+    "about 1/k of its speed, less the switch, and its idle CPUs are not lent to the others "
+    "(flexible coscheduling's gain has no Slurm form)",
     "PreemptMode and SchedulerTimeSlice take effect only when slurmctld restarts: "
     "--apply refuses the change; install the --write files and restart slurmctld",
     "job_submit.lua routes by user at submission; pending jobs are moved by scontrol "

@@ -20,7 +20,7 @@ from advisor.engine.structures import (EXP, FCFS, KEYED, KEYED_OTHER, LCFS, LPF,
 from advisor.errors import BadInput
 from advisor.model import Workload
 
-#: the orderings the compiled core knows by name (seed 002 §3.2)
+#: the orderings the compiled core knows by name (Lelong et al. §3.2)
 ORDERINGS = {"FCFS": FCFS, "LCFS": LCFS, "SPF": SPF, "LPF": LPF, "SQF": SQF, "LQF": LQF,
              "EXP": EXP}
 BACKFILL_MODES = {"none": core.NO_BACKFILL, "easy": core.EASY, "depth": core.DEPTH,
@@ -71,7 +71,7 @@ class EngineConfig:
 @dataclass(frozen=True)
 class Estimates:
     """Runtime-estimate model: ``user`` (the trace's request), ``exact`` (the actual runtime),
-    or ``badness`` (seed 001 §3.3: uniform in [r, f*r], drawn with ``seed``)."""
+    or ``badness`` (Mu'alem and Feitelson §3.3: uniform in [r, f*r], drawn with ``seed``)."""
 
     kind: str = "user"
     factor: float = 1.0
@@ -264,7 +264,7 @@ def _orders(arrays: JobArrays, config: EngineConfig):
 def queue_rank(arrays: JobArrays, queued: np.ndarray, time: int,
                config: EngineConfig) -> np.ndarray:
     """Each queued job's place (0 = head) in the primary order at ``time``: over-threshold
-    jobs first by submit time (seed 002 §6), then the ordering's key, then arrival."""
+    jobs first by submit time (Lelong et al. §6), then the ordering's key, then arrival."""
     (kind, given), _ = _orders(arrays, config)
     over = np.zeros(len(queued), bool)
     if config.threshold is not None:

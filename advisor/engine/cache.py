@@ -12,13 +12,55 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numba
 from numba import njit
+from numba.misc.appdirs import AppDirs
+
+from advisor.errors import SourceUnavailable
 
 #: the file beside numba's cache files that names the sources they were built from
 STAMP = "advisor-engine.sha256"
+
+
+def writable(folder: Path) -> bool:
+    """Whether this user can make ``folder`` and write a file in it (numba's own test)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return True
+    except OSError:
+        return False
+
+
+def place_cache() -> str:
+    """Make sure numba has a folder this user can write for the engine's kernels, and say
+    which: NUMBA_CACHE_DIR when it is set; else the package's own __pycache__ (numba's
+    first choice); else systemd's CACHE_DIRECTORY (a unit's CacheDirectory=), which numba
+    does not know of; else numba's user-wide folder (XDG_CACHE_HOME, ~/.cache). A service
+    user whose home does not exist (Debian's slurm: /nonexistent) running a package that
+    root installed has none of the last two: SourceUnavailable says what to set, rather
+    than numba's traceback at the first kernel."""
+    if numba.config.CACHE_DIR:
+        return "NUMBA_CACHE_DIR"
+    if writable(Path(__file__).parent / "__pycache__"):
+        return "package"
+    systemd = os.environ.get("CACHE_DIRECTORY", "").split(":")[0]
+    if systemd and writable(Path(systemd)):
+        numba.config.CACHE_DIR = systemd
+        return "CACHE_DIRECTORY"
+    user = Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    if writable(user):
+        return "user"
+    raise SourceUnavailable(
+        f"no folder this user can write holds the compiled simulator ({Path(__file__).parent}"
+        f"/__pycache__ and {user} cannot be written): set NUMBA_CACHE_DIR to a folder the "
+        "user owns, or run it as a systemd service with CacheDirectory=slurm-policy-advisor")
+
+
+PLACE = place_cache()
 
 
 @njit(cache=True)

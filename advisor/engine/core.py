@@ -5,7 +5,7 @@ job id) order; that order is the final tie-break of every queue ordering.
 
 Event rule: all completions at an instant, then all arrivals at that instant, then one
 scheduling pass (``batch=True``). Running one pass after every single event instead
-(``batch=False``, completions still first) moves CTC-SP2's average wait (seed 002's filter)
+(``batch=False``, completions still first) moves CTC-SP2's average wait (Lelong et al.'s filter)
 by +0.04% under EASY-FCFS-FCFS, -0.6% with the 'first' shadow rule, -1.9% under
 EASY-SPF-SPF and +0.3% under conservative: 447 of its jobs share a submit second.
 
@@ -65,7 +65,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
     primary / secondary: orderings of the primary and the backfill queue; pkey / skey: their
     per-job keys when they are KEYED (read only then).
     threshold: seconds of wait after which a job jumps ahead of the primary order, in submit
-    order (seed 002 §6), or -1 for none.
+    order (Lelong et al. §6), or -1 for none.
     """
     n = submit.shape[0]
     start = np.full(n, -1, np.int64)
@@ -168,7 +168,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         return nq + 1, npr + 1, npb + 1
 
     def shadow_of(t, free, need, nrl):
-        """Shadow time and extra processors for a head job needing `need` (seed 001 Fig.
+        """Shadow time and extra processors for a head job needing `need` (Mu'alem and Feitelson Fig.
         2). Running jobs are taken in order of expected end, then processors. SHADOW_ALL
         (textbook) counts every job expected to end exactly at the shadow time toward the
         extra processors; SHADOW_FIRST counts only the jobs up to the first whose release
@@ -218,13 +218,13 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         return m
 
     def profile_pass(t, order, npo, border, nb, free, hn, nrl):
-        """Reservation-based backfilling on a free-processor profile (seed 001 Fig. 1).
+        """Reservation-based backfilling on a free-processor profile (Mu'alem and Feitelson Fig. 1).
 
         DEPTH: in primary order, a job starts if it fits now, else gets a reservation,
         until `depth` jobs hold one; the others then backfill, in the secondary order, if
         they fit now without delaying any reservation. CONSERVATIVE: every job keeps its
         reservation between passes, and each pass takes each job out and puts it back as
-        early as it fits (compression, seed 001 §2.1), so no job is ever pushed back.
+        early as it fits (compression, Mu'alem and Feitelson §2.1), so no job is ever pushed back.
         Returns (free processors, heap size, running count, wake-up time)."""
         m = profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf)
         if mode == CONSERVATIVE:  # and the promises made to queued jobs (border) hold theirs
@@ -332,7 +332,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         settled = -1
         running_before = nrl
 
-        # ---- this pass's primary order: over-threshold jobs first, by submit (seed 002 §6)
+        # ---- this pass's primary order: over-threshold jobs first, by submit (Lelong et al. §6)
         if sort_pr:
             if primary == EXP:  # the one ordering whose keys change with time
                 for a in range(npr):
@@ -360,7 +360,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
             npo = nq
 
         if not profile_mode:
-            # ---- Algorithm 1 of seed 002: start in primary order until one does not fit
+            # ---- Algorithm 1 of Lelong et al.: start in primary order until one does not fit
             head = -1
             for a in range(npo):
                 j = order[a]

@@ -1,4 +1,4 @@
-"""Coscheduling at process level (Frachtenberg et al., seed 003), compiled.
+"""Coscheduling at process level (Frachtenberg et al., Frachtenberg et al.), compiled.
 
 The model behind the paper's §3 tables. A job is bulk-synchronous: each of its processes
 computes for its own time per iteration, then exchanges one message with each ring
@@ -89,7 +89,7 @@ class Outcome:
 def simulate(work: np.ndarray, iterations: np.ndarray, sync: np.ndarray, scheduler: str,
              costs: Costs = Costs(), constants: Constants = Constants(),
              seed: int = 0) -> Outcome:
-    """Play jobs that all arrive at 0 and each span every CPU (seed 003's §3) under
+    """Play jobs that all arrive at 0 and each span every CPU (Frachtenberg et al.'s §3) under
     ``scheduler`` (FCFS, GS, SB or FCS): one matrix row per job (FCFS: one row).
 
     ``work[j, c]`` is the computation (ms) per iteration of job j's process on CPU c (0 for

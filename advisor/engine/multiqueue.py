@@ -12,7 +12,7 @@ down and the tests check this against, job by job:
   reassigned to its partition. This is the reading the paper's Fig. 4 supports: with it,
   four queues beat one with exact runtimes on all four traces, and with user estimates on
   all but CTC, where they lose (the strict reading wins there too);
-  tests/papers/test_seed000_directions.py.
+  tests/papers/test_lawson_smirni_directions.py.
 
 Running jobs are expected to end at start + estimate, or one second from now once overdue;
 one pass after the completions and arrivals of each second.

@@ -1,4 +1,4 @@
-"""Plan-based scheduling by simulated annealing (Zheng et al., seed 004), compiled.
+"""Plan-based scheduling by simulated annealing (Zheng et al., Zheng et al.), compiled.
 
 A *plan* gives every waiting job a start time. It is represented by a permutation of the
 waiting jobs (§IV-C): the schedule of a permutation places each job, front to back, at the
@@ -24,7 +24,7 @@ so a neighbour is rebuilt from the first position the move changed, not from the
 After a rejected move the rows past that position describe the rejected permutation; the
 next rebuild starts at the earlier of its own first change and that position.
 
-A starvation threshold T (seed 002 §6, as the queue orderings have it): at each plan, the
+A starvation threshold T (Lelong et al. §6, as the queue orderings have it): at each plan, the
 jobs that have waited longer than T lead the permutation in submit order and the search
 moves only the others, so such a job is placed before any younger one. Without it, each
 re-plan may put an old wide job behind the new arrivals again.

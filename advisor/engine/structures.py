@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba.extending import register_jitable
 
-# Queue orderings (seed 002 §3.2). Each sorts by its key, then by submit time, then job id:
+# Queue orderings (Lelong et al. §3.2). Each sorts by its key, then by submit time, then job id:
 # job indices are in (submit, job id) order, so the index is the tie-break. KEYED and
 # KEYED_OTHER sort by static keys given per job (a plugin's ``SortKey``: a new ordering needs
 # no engine edit; the core reads them itself, so that ``order_key`` stays small enough to be
@@ -71,7 +71,7 @@ def order_key(order, j, t, submit, estimate, procs):
         return float(procs[j])
     if order == LQF:
         return -float(procs[j])
-    # EXP: largest expansion factor (wait + p~)/p~ first (seed 002 eq. 1). p~ is floored at
+    # EXP: largest expansion factor (wait + p~)/p~ first (Lelong et al. eq. 1). p~ is floored at
     # 1 s so that a zero request does not divide by zero.
     e = max(estimate[j], 1)
     return -float(t - submit[j] + e) / e
@@ -139,7 +139,7 @@ def running_remove(rl, n, j):
 
 
 # ---- free-processor profile: pf[i] processors are free in [pt[i], pt[i+1]); the last segment
-# ---- runs to infinity. Seed 001 §2.1 keeps it as a linked list; arrays serve the same.
+# ---- runs to infinity. Mu'alem and Feitelson §2.1 keeps it as a linked list; arrays serve the same.
 
 @register_jitable
 def profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf):
@@ -190,7 +190,7 @@ def profile_add(pt, pf, m, s, e, delta):
 
 @register_jitable
 def profile_anchor(pt, pf, m, need, dur):
-    """Earliest time (the 'anchor point' of seed 001 Fig. 1) from which `need` processors stay
+    """Earliest time (the 'anchor point' of Mu'alem and Feitelson Fig. 1) from which `need` processors stay
     free for `dur` seconds."""
     i = 0
     while i < m:

@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from advisor.errors import BadInput
+from advisor.errors import BadInput, nearest
 from advisor.model import Cluster, SchedulingConfig
+from advisor.settings import LONG_QUEUE
 from advisor.units import format_duration, parse_duration
 
 if TYPE_CHECKING:
@@ -55,12 +56,9 @@ REQUIRED = ("family", "name", "summary", "Params", "candidates", "configure", "e
 OPTIONAL = {"rank": 100, "default": False, "bounds_wait": False, "replaces": (),
             "aliases": {}}
 #: what a ``param()`` may say about a field
-PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family"})
+PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family", "renamed"})
 #: the kinds of parameter values: a duration (20h, 2d or seconds) or another plugin's name
 KINDS = frozenset({"duration", "plugin"})
-#: a queue at least this long is long: families whose simulations cost seconds there (as
-#: conservative backfilling's, which re-plans every job) propose nothing
-LONG_QUEUE = 1000
 
 
 class NoSlurmForm(BadInput):
@@ -145,7 +143,8 @@ class NoParams:
 def param(default, help: str, **bounds):
     """A Params field: its default, what it means, and any of ``min``, ``max``,
     ``choices``, ``kind`` ("duration", or "plugin" with ``family``: another plugin's
-    name)."""
+    name), ``renamed`` ({old value: its choice now}: a spec written, or stored, before a
+    choice was renamed still parses, to the new name)."""
     return field(default=default, metadata={"help": help, **bounds})
 
 
@@ -201,9 +200,10 @@ def parse_param(Params, key: str, text: str, resolve=None):
             raise BadInput(f"{key}={text}: {key} takes a "
                            f"{'whole ' if kind is int else ''}number") from None
     else:
-        value = text
+        value = meta.get("renamed", {}).get(text, text)
     if "choices" in meta and value not in meta["choices"]:
-        raise BadInput(f"{key}={text}: choose one of {', '.join(meta['choices'])}")
+        raise BadInput(f"{key}={text}: choose one of {', '.join(meta['choices'])}"
+                       f"{nearest(str(value), meta['choices'])}")
     if "min" in meta and value < meta["min"]:
         raise BadInput(f"{key}={text}: {key} must be at least {show_value(f, meta['min'])}")
     if "max" in meta and value > meta["max"]:

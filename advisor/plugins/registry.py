@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points
 
-from advisor.errors import BadInput
+from advisor.errors import BadInput, nearest
 from advisor.plugins.contract import OPTIONAL, REQUIRED, Context, params_problems
 
 GROUP = "advisor.policies"
@@ -155,10 +155,12 @@ class Registry:
             return self.plugins[key]
         known = self.family(family)
         if known is None:
-            raise BadInput(f"no policy family '{family}' is installed; installed: "
-                           f"{', '.join(f.name for f in self.families)}")
-        raise BadInput(f"unknown {family} policy '{name}'; installed: "
-                       f"{', '.join(m.name for m in known.members)}")
+            names = [f.name for f in self.families]
+            raise BadInput(f"no policy family '{family}' is installed{nearest(family, names)};"
+                           f" installed: {', '.join(names)}")
+        names = [m.name for m in known.members]
+        raise BadInput(f"unknown {family} policy '{name}'{nearest(name.lower(), names)}; "
+                       f"installed: {', '.join(names)}")
 
 
 def build(plugins: list[Plugin]) -> Registry:

@@ -2,7 +2,7 @@
 
 Two written forms, mixed freely:
 
-* the short form, seed 002's naming: ``BACKFILL[:PRIMARY[:SECONDARY]][:key=value ...]``.
+* the short form, Lelong et al.'s naming: ``BACKFILL[:PRIMARY[:SECONDARY]][:key=value ...]``.
   ``easy:SPF:SPF`` is EASY-SPF-SPF; ``easy:FCFS:FCFS:T=20h`` adds the queue threshold;
   ``conservative:FCFS``; ``depth:SPF:FCFS:k=4``; ``none:FCFS`` is strict FCFS. PRIMARY
   defaults to the ordering family's default (FCFS); SECONDARY, the backfill queue's order,
@@ -26,12 +26,12 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 
 from advisor.engine import EngineConfig
-from advisor.errors import BadInput
+from advisor.errors import BadInput, nearest
 from advisor.plugins.contract import Context, NoSlurmForm, parse_param, show_value
 from advisor.plugins.enactment import Enactment, compose
 from advisor.plugins.registry import Plugin, registry
 
-#: the policy the advisor compares with when nothing else is said: seed 002's EASY-FCFS-FCFS
+#: the policy the advisor compares with when nothing else is said: Lelong et al.'s EASY-FCFS-FCFS
 BASELINE = "easy:FCFS:FCFS"
 #: the short form's positional slots, and the backfill parameter SECONDARY fills
 BACKFILL, ORDERING, BACKFILL_ORDER = "backfill", "ordering", "order"
@@ -124,7 +124,7 @@ class Policy:
 
     @property
     def label(self) -> str:
-        """Seed 002's naming (EASY-SPF-SPF), then parameters: those that differ from their
+        """Lelong et al.'s naming (EASY-SPF-SPF), then parameters: those that differ from their
         defaults for a family with a default member, all of them for the others."""
         head, extras = self._head(upper=True), []
         for c in self.choices:
@@ -204,9 +204,48 @@ def _normal_order(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
     return tuple(out)
 
 
+def from_label(text: str) -> str | None:
+    """The spec a printed label stands for (``EASY-SPF-SPF T=1d`` is ``easy:SPF:SPF:T=1d``,
+    ``PLAN2 N=5`` is ``plan2:N=5``), so that what the advisor prints can be given back to
+    it; None when ``text`` is not a label (a spec has a ':', a '/' or a '+' between parts,
+    and no label has)."""
+    words = text.split()
+    if not words or ":" in text or "+" in words or "/" in words[0] or "=" in words[0]:
+        return None
+    reg = registry()
+    head = words[0].split("-")
+    if len(head) >= 2 and all(head):
+        spec = ":".join([head[0].lower(), *head[1:]])
+    elif len(words) > 1 and reg.alias(words[0]) is not None:
+        spec = words[0].lower()
+    else:
+        return None                   # one word: a short form already (easy, plan2)
+    general = []
+    for w in words[1:]:
+        if "=" in w:
+            spec += f":{w}"
+            continue
+        alias = reg.alias(w)
+        named = [p for p in reg.plugins.values() if p.name == w.lower()
+                 and p.family not in (BACKFILL, ORDERING)]
+        if alias is not None:
+            general.append(w.lower())
+        elif len(named) == 1:
+            general.append(named[0].key)
+        else:
+            return None
+    return " + ".join([spec, *general])
+
+
 def parse_policy(text: str) -> Policy:
-    """Parse a spec (either form, see the module docstring); BadInput naming the part that
-    is wrong."""
+    """Parse a spec (either form, see the module docstring) or a label the advisor printed
+    (``from_label``); BadInput naming the part that is wrong."""
+    spec = from_label(text)
+    if spec is not None:
+        try:
+            return replace(parse_policy(spec), spec=spec)
+        except BadInput as e:
+            raise BadInput(f"'{text}' read as the label of {spec}: {e}") from None
     parts = [p.strip() for p in text.split("+")]
     if not text.strip() or not all(parts):
         raise BadInput("empty policy; write e.g. easy:FCFS:FCFS, conservative:FCFS or "
@@ -214,6 +253,12 @@ def parse_policy(text: str) -> Policy:
     reg = registry()
     chosen: dict[str, tuple[Plugin, dict]] = {}
     loose: list[str] = []
+    given: set[tuple[str, str]] = set()      # (family, key) written in the text
+
+    def once(p: Plugin, key: str) -> None:
+        if (p.family, key) in given:
+            raise BadInput(f"policy '{text}' gives {key} twice; give each parameter once")
+        given.add((p.family, key))
 
     def choose(p: Plugin) -> dict:
         if p.family in chosen:
@@ -240,14 +285,22 @@ def parse_policy(text: str) -> Policy:
             for s in settings:
                 key, value = (x.strip() for x in s.split("=", 1))
                 if key not in _fields(p):
-                    raise BadInput(f"policy '{text}': {p.key} has no '{key}' parameter; "
-                                   "see 'advisor policies'")
+                    raise BadInput(f"policy '{text}': {p.key} has no '{key}' parameter"
+                                   f"{nearest(key, _fields(p))}; see 'advisor policies'")
+                once(p, key)
                 values[key] = parse_param(p.Params, key, value, _resolve)
             continue
         if i:
             raise BadInput(f"policy '{text}': only its first part may be BACKFILL:ORDER...; "
                            f"write '{part}' as family/name[:key=value]")
-        bf = reg.plugin(BACKFILL, tokens[0])
+        try:
+            bf = reg.plugin(BACKFILL, tokens[0])
+        except BadInput as e:        # the first word may have meant a short name
+            aliases = sorted(a for p in reg.plugins.values() for a in p.aliases)
+            hint = nearest(tokens[0].lower(), aliases)
+            if not aliases:
+                raise
+            raise BadInput(f"{e}; or a short name{hint or ''}: {', '.join(aliases)}") from None
         if len(words) > 2:
             raise BadInput(f"policy '{text}' names {len(words)} orderings; give at most two "
                            "(primary, then backfill)")
@@ -269,14 +322,16 @@ def parse_policy(text: str) -> Policy:
             raise BadInput(f"'{key}' is a parameter of {', '.join(p.key for p in owners)}: "
                            f"write family/name:{key}=... to say which")
         if not owners:
+            every = {k for p in reg.plugins.values() for k in _fields(p)}
             raise BadInput(f"policy '{text}': no '{key}' parameter for the plugins it names "
-                           "or, alone, for any other installed plugin; see 'advisor "
-                           "policies', or write family/name:key=value")
+                           f"or, alone, for any other installed plugin{nearest(key, every)}; "
+                           "see 'advisor policies', or write family/name:key=value")
         owner = owners[0]
         if owner.family in chosen and chosen[owner.family][0] != owner:
             raise BadInput(f"policy '{text}': '{key}' is {owner.key}'s, but it names "
                            f"{chosen[owner.family][0].key}")
         values = chosen[owner.family][1] if owner.family in chosen else choose(owner)
+        once(owner, key)
         values[key] = parse_param(owner.Params, key, value, _resolve)
     try:
         choices = [Choice(p, p.Params(**values)) for p, values in chosen.values()]

@@ -1,1 +1,1 @@
-"""Studies of traces: offline replay, seed 002's tuning, sim-to-real validation, benchmarks."""
+"""Studies of traces: offline replay, Lelong et al.'s tuning, sim-to-real validation, benchmarks."""

@@ -1,4 +1,4 @@
-"""Seed 003's §3 scenarios on the process-level model (advisor.engine.cosched).
+"""Frachtenberg et al.'s §3 scenarios on the process-level model (advisor.engine.cosched).
 
 Each scenario is a few 128-process jobs arriving together on 32 nodes x 4 CPUs. The jobs'
 patterns repeat every two nodes (a node's four processes do the same work, and

@@ -1,4 +1,4 @@
-"""Zheng et al.'s study (seed 004): plans against EASY-FCFS-FCFS over a trace.
+"""Zheng et al.'s study (Zheng et al.): plans against EASY-FCFS-FCFS over a trace.
 
 Every policy replays the same jobs, each ended at its estimate at the latest (the paper's
 termination event; Slurm's time limit), so that the queue policy and the plans run the
@@ -21,18 +21,10 @@ from advisor.errors import BadInput
 from advisor.model import Workload
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
 
-#: the paper's policies by its names: FCFS is EASY-FCFS-FCFS
-PAPER_POLICIES = {"FCFS": BASELINE, "PLAN 1": "plan1", "PLAN 2": "plan2", "PLAN 3": "plan3"}
-#: Fig. 6's bins per axis
+#: the paper's policies (its FCFS is EASY-FCFS-FCFS), the study's default
+PAPER_POLICIES = (BASELINE, "plan1", "plan2", "plan3")
+#: the wait table's bins per axis (the paper's Fig. 6)
 BINS = 15
-
-
-def paper_name(policy: Policy) -> str:
-    """The paper's name of a policy (FCFS, PLAN 1, ...), else its label."""
-    if policy.spec == BASELINE:
-        return "FCFS"
-    label = policy.label
-    return f"PLAN {label[4:]}" if label in ("PLAN1", "PLAN2", "PLAN3") else label
 
 
 def ended_at_estimate(arrays: JobArrays) -> JobArrays:
@@ -43,7 +35,7 @@ def ended_at_estimate(arrays: JobArrays) -> JobArrays:
 
 @dataclass(frozen=True)
 class PlanRun:
-    name: str                    # the paper's name, or the policy's label
+    name: str                    # the policy's label (EASY-FCFS-FCFS, PLAN2, ...)
     policy: Policy
     table: pd.DataFrame          # metrics.schedule_table, with "month"
     summary: dict                # metrics.summary
@@ -59,7 +51,7 @@ class PlanRun:
 @dataclass(frozen=True)
 class PlanStudy:
     trace: str
-    window: tuple[str, str]      # first and last month replayed
+    window: tuple[str, str]      # the first and the last day of submission replayed
     runs: tuple[PlanRun, ...]    # the baseline first
 
     @property
@@ -75,12 +67,25 @@ class PlanStudy:
         jobs = self.baseline.monthly()["jobs"].rename("jobs")
         return pd.concat([jobs, wait, resp], axis=1)
 
+    def run_named(self, name: str) -> PlanRun:
+        """The run whose label or spec is ``name`` (as --policy gave it, or as printed)."""
+        for r in self.runs:
+            if name in (r.name, r.policy.spec):
+                return r
+        try:
+            wanted = parse_policy(name)
+        except BadInput:
+            wanted = None
+        found = next((r for r in self.runs if r.policy == wanted), None)
+        if found is None:
+            names = ", ".join(r.name for r in self.runs[1:])
+            raise BadInput(f"no run named {name} in this study; the runs are {names}")
+        return found
+
     def bins(self, name: str) -> WaitBins:
-        """Fig. 6 for the run ``name`` against the baseline."""
-        other = next((r for r in self.runs if r.name == name), None)
-        if other is None:
-            raise BadInput(f"no run named {name} in this study")
-        return wait_bins(self.baseline.table, other.table)
+        """The wait by size and runtime (the paper's Fig. 6) of the run ``name`` against
+        the baseline."""
+        return wait_bins(self.baseline.table, self.run_named(name).table)
 
     def as_dict(self) -> dict:
         months = self.months()
@@ -164,36 +169,29 @@ def month_of(submit: np.ndarray, header, fmt: str = "%Y-%m") -> np.ndarray:
 
 
 def plan_study(workload: Workload, policies: Sequence[str] | None = None,
-               since: int | None = None, until: int | None = None,
                estimates: Estimates = Estimates(), seed: int = 0,
-               progress: Callable[[str], None] | None = None) -> PlanStudy:
-    """Replay the jobs submitted in [since, until) (trace seconds; None: the ends) under
-    the baseline and each of ``policies`` (default: the paper's PLAN 1-3), every job ended
-    at its estimate; ``seed``: the plans' moves."""
-    specs = [BASELINE, *(policies if policies is not None else
-                         [v for k, v in PAPER_POLICIES.items() if k != "FCFS"])]
-    parsed = {paper_name(p): p for p in map(parse_policy, specs)}
-    arrays = job_arrays(workload, estimates)
-    keep = np.ones(len(arrays), bool)
-    if since is not None:
-        keep &= arrays.submit >= since
-    if until is not None:
-        keep &= arrays.submit < until
-    if not keep.any():
-        raise BadInput("no job of the trace is submitted in the window given")
-    arrays = ended_at_estimate(arrays.take(keep))
+               on_progress: Callable[[int, int], None] | None = None) -> PlanStudy:
+    """Replay ``workload`` (a window of a trace: ``cleaning.trace_window``) under the
+    baseline and each of ``policies`` (default: the paper's PLAN 1-3), every job ended at
+    its estimate; ``seed``: the plans' moves; ``on_progress(done, total)`` after each."""
+    specs = [BASELINE, *(policies if policies is not None else PAPER_POLICIES[1:])]
+    parsed = {p.label: p for p in map(parse_policy, specs)}
+    arrays = ended_at_estimate(job_arrays(workload, estimates))
     months = month_of(arrays.submit, workload.header)
-    ids = workload.jobs["job_id"].to_numpy()[keep]
+    ids = workload.jobs["job_id"].to_numpy()
     runs = []
-    for name, policy in parsed.items():
-        if progress:
-            progress(name)
+    for done, (name, policy) in enumerate(parsed.items()):
+        if on_progress:
+            on_progress(done, len(parsed))
         config = policy.engine_config()
         start, _ = run(arrays, replace(config, seed=seed) if config.plan else config)
         table = metrics.schedule_table(arrays.submit, start, arrays.runtime, arrays.procs,
                                        ids).assign(month=months)
         runs.append(PlanRun(name, policy, table, metrics.summary(table, arrays.machine)))
-    return PlanStudy(workload.machine.name, (str(months[0]), str(months[-1])), tuple(runs))
+    if on_progress:
+        on_progress(len(parsed), len(parsed))
+    days = month_of(arrays.submit[[0, -1]], workload.header, "%Y-%m-%d")
+    return PlanStudy(workload.machine.name, (str(days[0]), str(days[1])), tuple(runs))
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,14 @@
 """Lawson and Smirni's online simulation policy (§3, Appendix A), replayed on a trace: the
 number of runtime classes P of multiple-queue backfilling is chosen again whenever the
 queue's mean bounded slowdown exceeds T (at most once a week), by simulating P = 1 .. P_max
-for the next L weeks from the exact current state and keeping the best. Two settings:
+for the next L weeks from the exact current state and keeping the best. Two kinds of
+futures:
 
-* ``paper``, read from §3: the what-ifs are "trace-driven simulation[s]" of L weeks from
-  the real system's exact state, so they see the trace's own future arrivals and actual
-  runtimes (the scheduler inside them still plans with the estimates): hindsight that no
-  real site has;
-* ``honest``: only what is known at the test. The advisor's futures
+* ``hindsight``, the paper's, read from §3: the what-ifs are "trace-driven simulation[s]"
+  of L weeks from the real system's exact state, so they see the trace's own future
+  arrivals and actual runtimes (the scheduler inside them still plans with the estimates):
+  hindsight that no real site has;
+* ``sampled``: only what is known at the test. The advisor's futures
   (``advisor.whatif.futures``) are drawn from the jobs finished by then: runtimes of the
   running and queued jobs from their users' actual/requested ratios (a running job's
   conditioned on its elapsed time), arrivals by user-week resampling of the last four
@@ -15,7 +16,7 @@ for the next L weeks from the exact current state and keeping the best. Two sett
 
 "Best" is the lowest mean bounded slowdown s = 1 + wait / max(10, runtime) over the jobs
 waiting at the test or arriving within the L weeks (a job still waiting at the horizon
-counts its wait so far; honest: averaged over the samples); ties keep the current P, then
+counts its wait so far; sampled: averaged over the samples); ties keep the current P, then
 the fewest classes. The run starts with four classes (§2's policy, which this one adapts),
 and classes are recomputed every week from the previous week's completions.
 
@@ -25,6 +26,7 @@ online policy, each against one queue, as the aggregate and weekly slowdown rati
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,8 +41,8 @@ from advisor.metrics import schedule_table, slowdown_ratio, slowdown_ratio_weekl
 from advisor.model import SECONDS_PER_WEEK, TRACE_PARTITION, Workload
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel
 
-SETTINGS = ("paper", "honest")
-#: weeks of finished jobs an honest future resamples arrivals from (the advisor's default)
+FUTURES = ("hindsight", "sampled")
+#: weeks of finished jobs a sampled future resamples arrivals from (the advisor's default)
 HISTORY_WEEKS = 4
 
 
@@ -104,15 +106,15 @@ def known_future(run: MultiQueue, users: np.ndarray, length: int, seed: int) -> 
     return run.with_future(arrays)
 
 
-def score_parts(run: MultiQueue, length: int, max_parts: int = 4, setting: str = "paper",
-                users: np.ndarray | None = None, samples: int = 4, seed=0
-                ) -> dict[int, float]:
+def score_parts(run: MultiQueue, length: int, max_parts: int = 4,
+                futures_kind: str = "hindsight", users: np.ndarray | None = None,
+                samples: int = 4, seed=0) -> dict[int, float]:
     """One test: each P = 1 .. ``max_parts`` simulated ``length`` seconds from ``run``'s
-    exact state, and its mean bounded slowdown over that period (honest: over ``samples``
+    exact state, and its mean bounded slowdown over that period (sampled: over ``samples``
     futures, the same for every P, drawn with ``seed``)."""
     now = run.now
     horizon = now + length
-    if setting == "paper":
+    if futures_kind == "hindsight":
         futures = [run]
     else:
         futures = [known_future(run, users, length, int(np.random.SeedSequence(
@@ -132,22 +134,30 @@ def score_parts(run: MultiQueue, length: int, max_parts: int = 4, setting: str =
 
 def online_queue_counts(arrays: JobArrays, trigger: float, weeks_ahead: int,
                         max_parts: int = 4, start_parts: int = 4, local: bool = True,
-                        week: int = SECONDS_PER_WEEK, setting: str = "paper",
-                        users: np.ndarray | None = None, samples: int = 4,
-                        seed: int = 0) -> OnlineRun:
+                        week: int = SECONDS_PER_WEEK, futures: str = "hindsight",
+                        users: np.ndarray | None = None, samples: int = 4, seed: int = 0,
+                        on_progress: Callable[[int, int], None] | None = None
+                        ) -> OnlineRun:
     """The whole trace under the online simulation policy with threshold ``trigger`` (T)
-    and ``weeks_ahead`` (L), in the ``paper`` or the ``honest`` setting (``users``: each
-    job's user, which honest futures resample by; ``samples`` futures per test)."""
-    if setting not in SETTINGS:
-        raise BadInput(f"unknown setting '{setting}'; use {' or '.join(SETTINGS)}")
-    if setting == "honest" and (users is None or samples < 1):
-        raise BadInput("the honest setting draws futures per user: give users and samples")
+    and ``weeks_ahead`` (L), with ``hindsight`` or ``sampled`` futures (``users``: each
+    job's user, which sampled futures resample by; ``samples`` futures per test).
+    ``weeks`` counts every week the run was active in, from the first submission's to the
+    last completion's: a test can come in the weeks after the last submission, while the
+    queue drains, and there is at most one test a week. ``on_progress(weeks done, weeks)``
+    at each test."""
+    if futures not in FUTURES:
+        raise BadInput(f"unknown futures '{futures}'; use {' or '.join(FUTURES)}")
+    if futures == "sampled" and (users is None or samples < 1):
+        raise BadInput("sampled futures are drawn per user: give users and samples")
     run = MultiQueue(arrays, start_parts, None, week, local)
-    span = int(arrays.submit.max() // week - arrays.submit.min() // week + 1)
-    result = OnlineRun(run.start, span)
+    first = int(arrays.submit.min() // week)
+    submitted = int(arrays.submit.max() // week) - first + 1
+    result = OnlineRun(run.start, submitted)
     while run.advance(trigger=trigger) == TRIGGERED:
         now, current = run.now, run.parts_now
-        scores = score_parts(run, weeks_ahead * week, max_parts, setting, users, samples,
+        if on_progress:
+            on_progress(min(now // week - first, submitted), submitted)
+        scores = score_parts(run, weeks_ahead * week, max_parts, futures, users, samples,
                              [seed, result.tests])
         best = min(scores, key=lambda p: (scores[p], p != current, p))
         result.tests += 1
@@ -157,6 +167,11 @@ def online_queue_counts(arrays: JobArrays, trigger: float, weeks_ahead: int,
             result.changes += 1
             result.to_parts[best] = result.to_parts.get(best, 0) + 1
     result.start = run.start
+    ran = run.start >= 0
+    last = int((run.start[ran] + arrays.runtime[ran]).max()) if ran.any() else 0
+    result.weeks = max(submitted, last // week - first + 1)
+    if on_progress:
+        on_progress(submitted, submitted)
     return result
 
 
@@ -167,7 +182,7 @@ class QueueCountStudy:
 
     trace: str
     estimates: str
-    setting: str
+    futures: str
     trigger: float
     weeks_ahead: int
     parts: int
@@ -185,7 +200,7 @@ class QueueCountStudy:
                 "to_parts": {str(p): self.online.to_parts.get(p, 0) for p in range(1, 5)}}
 
     def as_dict(self) -> dict:
-        return {"trace": self.trace, "estimates": self.estimates, "setting": self.setting,
+        return {"trace": self.trace, "estimates": self.estimates, "futures": self.futures,
                 "trigger": self.trigger, "weeks_ahead": self.weeks_ahead,
                 "parts": self.parts, "r_fixed": self.r_fixed, "r_online": self.r_online,
                 "table2": self.table2(), "weeks": self.weekly.to_dict(orient="records"),
@@ -193,8 +208,10 @@ class QueueCountStudy:
 
 
 def queue_count_study(workload: Workload, trigger: float, weeks_ahead: int,
-                      estimates: str = "user", setting: str = "paper", parts: int = 4,
-                      samples: int = 4, seed: int = 0) -> QueueCountStudy:
+                      estimates: str = "user", futures: str = "hindsight", parts: int = 4,
+                      samples: int = 4, seed: int = 0,
+                      on_progress: Callable[[int, int], None] | None = None
+                      ) -> QueueCountStudy:
     """Figs. 4-7 and Table 2 for one trace: with ``estimates`` "exact" the fixed classes
     are a priori (each week's own runtimes, §2.3), with "user" last week's estimates."""
     if estimates not in ("user", "exact"):
@@ -206,8 +223,8 @@ def queue_count_study(workload: Workload, trigger: float, weeks_ahead: int,
         if estimates == "exact" else None
     one, _ = run_queues(arrays, 1)
     fixed, _ = run_queues(arrays, parts, classes)
-    online = online_queue_counts(arrays, trigger, weeks_ahead, setting=setting, users=users,
-                                 samples=samples, seed=seed)
+    online = online_queue_counts(arrays, trigger, weeks_ahead, futures=futures, users=users,
+                                 samples=samples, seed=seed, on_progress=on_progress)
     tables = {name: schedule_table(arrays.submit, start, arrays.runtime, arrays.procs)
               for name, start in (("one", one), ("fixed", fixed), ("online", online.start))}
     weekly = pd.DataFrame({
@@ -218,7 +235,7 @@ def queue_count_study(workload: Workload, trigger: float, weeks_ahead: int,
                   .fillna(0).astype(int))
     weekly = weekly.reset_index()
     return QueueCountStudy(
-        Path(workload.source).name, estimates, setting, trigger, weeks_ahead, parts,
+        Path(workload.source).name, estimates, futures, trigger, weeks_ahead, parts,
         float(slowdown_ratio(tables["one"], tables["fixed"], request).mean()),
         float(slowdown_ratio(tables["one"], tables["online"], request).mean()),
         weekly, online)

@@ -38,10 +38,21 @@ def replay(workload: Workload, policies: list[Policy], estimates: Estimates = Es
 
 def simulated_workload(workload: Workload, result: ReplayResult) -> Workload:
     """The trace with each job's wait replaced by the simulated one (an SWF log of the
-    simulated schedule), and a header note naming the policy."""
+    simulated schedule). Its header says what is now true: the job and record counts of
+    what is written, the policy simulated in place of the log's own scheduler note, and no
+    EndTime (the simulated schedule ends elsewhere)."""
     jobs = workload.jobs.copy()
     jobs["wait"] = result.table["wait"].to_numpy()
     note = f"; Note: simulated schedule under {result.policy.label} by slurm-policy-advisor"
     header = workload.header
-    lines = tuple(header.lines) + (note,) if header.lines else ()
+    lines = []
+    for line in header.lines:
+        key = line[1:].split(":", 1)[0].strip().lower()
+        if key in ("maxjobs", "maxrecords"):
+            lines.append(f"; {line[1:].split(':', 1)[0].strip()}: {len(jobs)}")
+        elif key == "endtime" or (key == "note" and "scheduler" in line.lower()):
+            continue
+        else:
+            lines.append(line)
+    lines = tuple(lines) + (note,) if header.lines else ()
     return replace(workload, jobs=jobs, header=replace(header, lines=lines))

@@ -1,16 +1,17 @@
-"""Which jobs would share CPUs: a job-level heuristic standing in for seed 003's classes.
+"""Which jobs would share CPUs: a job-level heuristic standing in for Frachtenberg et al.'s classes.
 
-Seed 003 classes *processes* by their communication granularity, measured inside MPI; no
+Frachtenberg et al. classes *processes* by their communication granularity, measured inside MPI; no
 site logs that. What a site has is each job's CPU efficiency: TotalCPU / (Elapsed x
 AllocCPUS) in sacct, or the SWF's field 6 (average CPU time per processor) over the
 runtime. A job whose CPUs sit idle much of the time leaves holes another job can fill when
 the two share processors; one that keeps them busy gains nothing from sharing, and a
 tightly coupled code that busy-waits looks busy too, so it is left dedicated either way.
-The heuristic's classes borrow the paper's names and are labelled as a heuristic:
+The heuristic's classes (the paper's CS, F and DC stand behind them) are labelled as a
+heuristic:
 
-- CS-like, efficiency >= ``busy`` (default 0.9): keeps its CPUs busy: dedicated;
-- F-like, between: loses part of its CPUs to waiting;
-- DC-like, efficiency < ``idle`` (default 0.5): idle over half of its CPU time.
+- busy, efficiency >= ``busy`` (default 0.9): keeps its CPUs busy: dedicated;
+- mixed, between: loses part of its CPUs to waiting;
+- idle, efficiency < ``idle`` (default 0.5): idle over half of its CPU time.
 
 A job's class is known only after it ran, and job_submit.lua routes at submission, so the
 routing unit is the user: a user's class is that of the median efficiency of their
@@ -27,14 +28,15 @@ import pandas as pd
 from advisor.errors import BadInput
 from advisor.model import Workload
 
-CLASSES = ("CS", "F", "DC")
-HEURISTIC = "job-level heuristic: CPU efficiency (seed 003 classes processes, not jobs)"
+CLASSES = ("busy", "mixed", "idle")
+HEURISTIC = ("a job-level heuristic by CPU efficiency (Frachtenberg et al. class processes "
+             "by how they communicate, which no log records)")
 
 
 @dataclass(frozen=True)
 class ClassRule:
-    busy: float = 0.9            # at or above: CS-like
-    idle: float = 0.5            # below: DC-like
+    busy: float = 0.9            # at or above: busy
+    idle: float = 0.5            # below: idle
 
     def __post_init__(self):
         if not 0.0 < self.idle <= self.busy <= 1.0:
@@ -43,9 +45,9 @@ class ClassRule:
                            "CPU time)")
 
     def classify(self, efficiency: pd.Series) -> pd.Series:
-        """CS, F or DC per job; empty where the efficiency is unknown."""
+        """busy, mixed or idle per job; empty where the efficiency is unknown."""
         e = efficiency.to_numpy(float)
-        out = np.where(e >= self.busy, "CS", np.where(e < self.idle, "DC", "F"))
+        out = np.where(e >= self.busy, "busy", np.where(e < self.idle, "idle", "mixed"))
         return pd.Series(np.where(np.isnan(e), "", out), index=efficiency.index)
 
 

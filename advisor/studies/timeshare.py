@@ -1,4 +1,4 @@
-"""A time-sliced partition over a trace: the what-if of seed 003 at job level.
+"""A time-sliced partition over a trace: the what-if of Frachtenberg et al. at job level.
 
 The machine is split: ``share`` of its processors become a gang-scheduled partition
 (OverSubscribe=FORCE:mpl, SchedulerTimeSlice ``slice_s``; advisor.engine.gang) and the rest
@@ -27,27 +27,34 @@ from advisor.studies.plans import month_of
 from advisor.studies.share_classes import CLASSES, ClassRule, user_classes
 
 BOUND = 10.0          # seconds: bounded slowdown's floor on the runtime
+#: the ranges of timeshare/gang's parameters (a test holds the two to the same)
+MAX_SHARE, MIN_MPL, MAX_MPL, MIN_SLICE, MAX_SLICE = 0.75, 2, 8, 5, 65533
 
 
 @dataclass(frozen=True)
 class TimeShare:
+    """The split, in timeshare/gang's terms and ranges (its share, mpl, slice, route)."""
+
     share: float = 0.25          # of the processors, to the time-sliced partition
-    mpl: int = 2                 # OverSubscribe=FORCE:mpl
+    mpl: int = 2                 # jobs per CPU: OverSubscribe=FORCE:mpl
     slice_s: float = 30.0        # SchedulerTimeSlice (Slurm's default)
-    switch_s: float = 0.5        # progress lost at each switch of a shared node
-    route: tuple[str, ...] = ("DC",)
+    switch_s: float = 0.5        # progress lost at each switch of a shared CPU
+    route: tuple[str, ...] = ("idle",)
 
     def __post_init__(self):
-        if not 0.0 < self.share < 1.0:
-            raise BadInput(f"share={self.share}: give the time-sliced partition a fraction "
-                           "of the machine strictly between 0 and 1")
-        if not 2 <= self.mpl <= 16:
-            raise BadInput(f"mpl={self.mpl}: time sharing needs 2 to 16 jobs per node")
-        if self.slice_s < 5 or not 0 <= self.switch_s < self.slice_s:
-            raise BadInput("the time slice is at least 5 s (Slurm's minimum) and the switch "
-                           "shorter than it")
+        if not 0.0 < self.share <= MAX_SHARE:
+            raise BadInput(f"share={self.share:g}: give the time-sliced partition a fraction "
+                           f"of the machine above 0 and at most {MAX_SHARE:g}")
+        if not MIN_MPL <= self.mpl <= MAX_MPL:
+            raise BadInput(f"mpl={self.mpl}: time sharing takes {MIN_MPL} to {MAX_MPL} jobs "
+                           "per CPU")
+        if not MIN_SLICE <= self.slice_s <= MAX_SLICE or \
+                not 0 <= self.switch_s < self.slice_s:
+            raise BadInput(f"the time slice is {MIN_SLICE} s to {MAX_SLICE} s (Slurm's "
+                           "SchedulerTimeSlice) and the switch shorter than it")
         if not self.route or set(self.route) - set(CLASSES):
-            raise BadInput(f"route={'+'.join(self.route)}: name classes among CS, F, DC")
+            raise BadInput(f"route={','.join(self.route)}: name classes among "
+                           f"{', '.join(CLASSES)}")
 
 
 @dataclass(frozen=True)
@@ -88,26 +95,19 @@ class TimeShareStudy:
                 "metrics": self.metrics().to_dict(orient="records")}
 
 
-def timeshare_study(workload: Workload, setting: TimeShare = TimeShare(),
-                    since: int | None = None, until: int | None = None,
-                    rule: ClassRule = ClassRule(),
+def timeshare_study(window: Workload, setting: TimeShare = TimeShare(),
+                    before: pd.DataFrame | None = None, rule: ClassRule = ClassRule(),
                     estimates: Estimates = Estimates()) -> TimeShareStudy:
-    jobs = workload.jobs
-    lo = int(jobs.submit.min()) if since is None else since
-    hi = int(jobs.submit.max()) + 1 if until is None else until
-    inside = ((jobs.submit >= lo) & (jobs.submit < hi)).to_numpy()
-    if not inside.any():
-        raise BadInput("no job is submitted in the window; widen --since/--until")
-    hindsight = since is None
-    history = jobs if hindsight else jobs[jobs.submit < lo]
+    """Play ``window`` (a trace's window: ``cleaning.trace_window``) space-shared and split.
+    Users are classed by their jobs in ``before`` (the jobs submitted before the window, as
+    a site knows its users), or, when None, by the window's own jobs (hindsight)."""
+    jobs = window.jobs
+    history = jobs if before is None else before
     classes = user_classes(history, rule)
     if classes.empty:
-        raise BadInput("no job before the window gives its CPU efficiency (SWF field 6), so "
-                       "no user can be classed; start the window later or use a trace with "
-                       "field 6")
-    window = workload.with_jobs(jobs[inside])
+        raise BadInput(_no_classes(jobs, before))
     arrays = job_arrays(window, estimates)
-    procs = workload.machine.procs
+    procs = window.machine.procs
     g_cpus = max(1, int(round(setting.share * procs)))
     r_cpus = procs - g_cpus
     if r_cpus < 1:
@@ -137,7 +137,19 @@ def timeshare_study(workload: Workload, setting: TimeShare = TimeShare(),
                           "baseline_end": (base_start + arrays.runtime).astype(float),
                           "split_start": split_start, "split_end": split_end})
     table = table[table.side != ""].reset_index(drop=True)
-    name = Path(workload.source).name if workload.source else workload.machine.name
-    days = month_of(np.array([lo, hi - 1]), workload.header, "%Y-%m-%d")
+    name = Path(window.source).name if window.source else window.machine.name
+    days = month_of(np.array([arrays.submit.min(), arrays.submit.max()]), window.header,
+                    "%Y-%m-%d")
     return TimeShareStudy(trace=name, window=(str(days[0]), str(days[1])), setting=setting,
-                          hindsight=hindsight, partition_cpus=(g_cpus, r_cpus), jobs=table)
+                          hindsight=before is None, partition_cpus=(g_cpus, r_cpus),
+                          jobs=table)
+
+
+def _no_classes(window: pd.DataFrame, before: pd.DataFrame | None) -> str:
+    """Why no user could be classed, and what to do about it."""
+    recorded = (window["avg_cpu"] >= 0).any()
+    if before is not None and recorded:
+        return ("none of the jobs before the window gives its CPU time (SWF field 6), so no "
+                "user can be classed; start the window later, after jobs that do")
+    return ("no job of this trace's window gives its CPU time (SWF field 6), so no user can "
+            "be classed by CPU efficiency; use a trace (or a window) that records it")

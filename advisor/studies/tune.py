@@ -1,4 +1,4 @@
-"""Seed 002's train/test protocol for tuning EASY's two queues (§4.1, §7.1).
+"""Lelong et al.'s train/test protocol for tuning EASY's two queues (§4.1, §7.1).
 
 1. Split the trace at its temporal midpoint into a training and a testing half.
 2. From each half, resample week-long logs: for every user, the submissions of one random
@@ -26,7 +26,7 @@ WEEKS_PER_TASK = 10
 
 
 def candidates(thresholds: tuple[int, ...] = ()) -> list[Policy]:
-    """Seed 002's EASY-PR-PB for every pair of installed orderings (its seven give 49),
+    """Lelong et al.'s EASY-PR-PB for every pair of installed orderings (its seven give 49),
     then the same under each queue threshold."""
     reg = registry()
     easy, queue = reg.plugin("backfill", "easy"), reg.plugin("threshold", "queue")

@@ -7,15 +7,14 @@ same data, and the JSON is the whole report.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
-from rich import box
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from advisor.model import Snapshot
-from advisor.views.report import _hms, _limit, _when, narrow_table
+from advisor.views.fit import Col, FirstFit, FitTable
+from advisor.views.report import _hms, _limit, _when
 
 
 def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
@@ -30,7 +29,9 @@ def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
                       "running_cpus": sum(j.cpus for j in run), "pending": len(wait),
                       "pending_cpus": sum(j.cpus for j in wait)})
     waits = [snapshot.time - j.submit_time for j in snapshot.pending]
-    return {"when": _when(snapshot, snapshot.time), "name": m.name, "nodes": len(m.nodes),
+    epoch, zone = _epoch(snapshot)
+    return {"when": _when(snapshot, snapshot.time), "epoch": epoch, "zone": zone,
+            "name": m.name, "nodes": len(m.nodes),
             "cpus": m.cpus, "busy_cpus": busy, "running": len(snapshot.running),
             "pending": len(snapshot.pending), "oldest_wait": max(waits, default=0),
             "partitions": parts,
@@ -39,15 +40,25 @@ def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
                      "priority": j.priority} for j in snapshot.pending[:top]]}
 
 
+def _epoch(snapshot: Snapshot) -> tuple[int | None, str | None]:
+    """The snapshot's instant as an epoch (None for a trace without UnixStartTime) and the
+    zone its dates are read and printed in (None: this machine's, as for a live cluster)."""
+    if snapshot.source.get("kind") == "slurm":
+        return snapshot.time, None
+    start = snapshot.source.get("unix_start_time")
+    if not start:
+        return None, None
+    return snapshot.time + int(start), snapshot.source.get("time_zone") or "UTC"
+
+
 def cluster_view(c: dict) -> Group:
     head = Text.assemble((f"Cluster {c['name'] or ''}".rstrip(), "bold"),
                          f" at {c['when']}: {c['nodes']} nodes, {c['cpus']} CPUs, "
                          f"{c['busy_cpus']} busy ({c['busy_cpus'] / max(c['cpus'], 1):.0%}); "
                          f"{c['running']} running, {c['pending']} pending, the oldest waiting "
                          f"{_hms(c['oldest_wait'])}")
-    parts = narrow_table()
-    for col in ("partition", "nodes", "running (CPUs)", "pending (CPUs)"):
-        parts.add_column(col, justify="left" if col == "partition" else "right")
+    parts = FitTable(None, [Col("partition", figure=False), Col("nodes"),
+                            Col("running (CPUs)"), Col("pending (CPUs)")])
     for p in c["partitions"]:
         parts.add_row(p["name"], str(p["nodes"]), f"{p['running']} ({p['running_cpus']})",
                       f"{p['pending']} ({p['pending_cpus']})")
@@ -62,7 +73,7 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
     parts.append(Text(f"queue bounded slowdown now {doc['queue_bsld']:.2f}; history "
                       f"{doc['history_jobs']} finished jobs", style="dim"))
     if doc["candidates"]:
-        parts.append(ByWidth(lambda width: candidates_table(doc, width, top)))
+        parts.append(candidates_table(doc, top))
     if doc.get("left_out"):
         parts.append(Text(doc["left_out"], style="dim"))
     if doc.get("reference_tails"):
@@ -87,56 +98,49 @@ def floor_line(doc: dict) -> str:
             f"{s['history_weeks']} weeks of history ({t['jobs']:,} jobs, replayed)")
 
 
-class ByWidth:
-    """A renderable built for the width it is rendered at (a terminal's, a mail's 80)."""
-
-    def __init__(self, build):
-        self.build = build
-
-    def __rich_console__(self, console, options):
-        yield self.build(options.max_width)
+#: what the candidates table's columns say, printed under it
+CANDIDATES_LEGEND = (
+    "gain: how much better than the configuration in effect (> 0: better, as everywhere in "
+    "the advisor's output); wins: the share of sampled futures it is better in; waits from "
+    "now; push: the job pushed furthest past the reference's longest wait, its wait over its "
+    "wait under the reference (-: none); risk: ok, or the limits broken")
 
 
-#: below this width the candidates table is compact: the decision columns must all show
-WIDE = 124
-
-
-def candidates_table(doc: dict, width: int = WIDE, top: int = 12) -> Table:
+def candidates_table(doc: dict, top: int = 12) -> Group:
     """The candidates simulated, the configuration in effect first, then by gain: the
-    objective, gain, wins, waits, push and risk of each. Under ``WIDE`` columns the table
-    is compact (waits in hours, fidelity abbreviated, names wrapped), so that every
-    decision column shows at 80 columns."""
+    objective, gain, wins, waits, push and risk of each. Laid out wide (waits in h:mm:ss)
+    where the width allows, compact (waits in hours or minutes) where it does not, and one
+    block per candidate below that: every figure whole at any width."""
     settings, rows = doc["settings"], doc["candidates"]
     chosen = doc["chosen"]["spec"] if doc["change"] else None
     k = settings["objective"]
-    wide = width >= WIDE
-    waits = "waits h:mm:ss" if wide else "waits in hours (h) or minutes (m)"
-    table = Table(title=f"Candidates over {settings['samples']} sampled futures of "
-                  f"{settings['horizon'] // 3600} h (mean ± sd; {waits}; push: the job "
-                  "pushed furthest past the reference's longest wait, its wait from now "
-                  "over its wait under the reference; risk: ok, or the limits broken)",
-                  title_justify="left", box=box.SIMPLE, pad_edge=wide,
-                  padding=(0, 1) if wide else (0, 1, 0, 0))
-    wait = _hms if wide else _hours
-    for col in ("candidate", "fidelity" if wide else "fid.", k if wide else _short(k), "gain",
-                "wins", "avg wait" if wide else "avg", "p95 from now" if wide else "p95",
-                "max from now" if wide else "max", "push", "risk"):
-        left = col in ("candidate", "fidelity", "fid.")
-        table.add_column(col, justify="left" if left else "right",
-                         no_wrap=col != "candidate" or wide, overflow="fold",
-                         min_width=12 if col == "candidate" else None)
-    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, -r[1]["gain"]))
-    fmt = wait if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
-                                    else f"{v:.2f}" if wide else _number(v))
-    for i, row in order[:top + 1]:
-        style = "bold green" if i and row["spec"] == chosen else ("bold" if i == 0 else None)
-        fidelity = row["fidelity"] if wide else row["fidelity"][:6]
-        mean = f"{fmt(row[k])} ± {fmt(row[k + '_sd'])}" if wide else \
-            f"{fmt(row[k])}±{fmt(row[k + '_sd'])}"
-        table.add_row(row["label"], fidelity, mean, f"{row['gain']:+.1%}",
-                      f"{row['wins']:.0%}", wait(row["avg_wait"]), wait(row["p95_wait"]),
-                      wait(row["max_wait"]), _push(row), _risk(row), style=style)
-    return table
+    title = (f"Candidates over {settings['samples']} sampled futures of "
+             f"{settings['horizon'] // 3600} h (mean ± sd)")
+    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, -r[1]["gain"]))[:top + 1]
+
+    def layout(wide: bool) -> FitTable:
+        wait = _hms if wide else _hours
+        fmt = wait if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
+                                        else f"{v:.2f}" if wide else _number(v))
+        names = ("candidate", "fidelity", k, "gain", "wins", "avg wait", "p95 wait",
+                 "max wait", "push", "risk") if wide else \
+            ("candidate", "fid.", _short(k), "gain", "wins", "avg", "p95", "max", "push",
+             "risk")
+        table = FitTable(title + ("; waits h:mm:ss" if wide else "; waits in hours (h) or "
+                                  "minutes (m)"),
+                         [Col(n, figure=n != "candidate") for n in names])
+        for i, row in order:
+            style = "bold green" if i and row["spec"] == chosen else \
+                ("bold" if i == 0 else None)
+            sep = " ± " if wide else "±"
+            table.add_row(row["label"], row["fidelity"] if wide else row["fidelity"][:6],
+                          f"{fmt(row[k])}{sep}{fmt(row[k + '_sd'])}", f"{row['gain']:+.1%}",
+                          f"{row['wins']:.0%}", wait(row["avg_wait"]), wait(row["p95_wait"]),
+                          wait(row["max_wait"]), _push(row), _risk(row), style=style)
+        return table
+
+    return Group(FirstFit(layout(True), layout(False)),
+                 Text(CANDIDATES_LEGEND, style="dim"))
 
 
 #: the limits a candidate can break, as the risk column names them
@@ -177,9 +181,8 @@ def _push(row: dict) -> str:
 
 def _change_view(change: dict) -> list:
     parts = [Text(f"fidelity: {change['fidelity']}; activation: {change['activation']}")]
-    diff = narrow_table("slurm.conf (include fragment)")
-    for col in ("key", "in effect", "recommended"):
-        diff.add_column(col, overflow="fold")
+    diff = FitTable("slurm.conf (include fragment)",
+                    [Col(c, figure=False) for c in ("key", "in effect", "recommended")])
     for key, d in change["diff"].items():
         diff.add_row(key, d["in_effect"] or "(unset)", d["recommended"] or "(unset)")
     parts.append(diff)
@@ -201,7 +204,7 @@ def _change_view(change: dict) -> list:
 
 
 def applied_view(applied: dict) -> Text:
-    """What ``--apply`` did (``adapters.slurm_apply.Applied.as_dict``)."""
+    """What ``--apply`` did (``advisor.adapters.slurm_apply.Applied.as_dict``)."""
     if "error" in applied:
         return Text(f"not applied: {applied['error']}", style="bold red")
     keys = ", ".join(f"{k}={v}" for k, v in applied["verified"].items()) or "none"
@@ -216,14 +219,14 @@ def applied_view(applied: dict) -> Text:
     return Text("\n".join(lines), style="green")
 
 
-def history_view(runs: list[dict]) -> Table:
-    table = narrow_table("Past recommendations (newest first; when: UTC)")
-    for col in ("run", "when", "source", "queue bsld", "decision", "gain", "applied", "exit"):
-        table.add_column(col, justify="right" if col in ("run", "queue bsld", "gain", "exit")
-                         else "left", overflow="fold",
-                         no_wrap=col in ("run", "gain", "exit"))
+def history_view(runs: list[dict]) -> FitTable:
+    table = FitTable("Past recommendations (newest first; when: this machine's time; gain "
+                     "> 0: better)",
+                     [Col("run"), Col("when", justify="left"), Col("source", figure=False),
+                      Col("queue bsld"), Col("decision", figure=False), Col("gain"),
+                      Col("applied", justify="left"), Col("exit")])
     for r in runs:
-        when = datetime.fromtimestamp(r["at"], timezone.utc).strftime("%Y-%m-%d %H:%M")
+        when = datetime.fromtimestamp(r["at"]).strftime("%Y-%m-%d %H:%M")
         applied = r.get("applied")
         table.add_row(str(r["id"]), when, r["source"],
                       "-" if r.get("queue_bsld") is None else f"{r['queue_bsld']:.2f}",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from advisor.errors import MissingExtra
 from advisor.studies.tune import TuneResult
@@ -15,32 +16,37 @@ NAMED = 5
 def tune_png(result: TuneResult, title: str = "") -> bytes:
     """Lelong et al.'s Fig. 8 style: each policy's mean AvgWait difference to
     EASY-FCFS-FCFS on the training weeks (left) joined to the same on the testing weeks
-    (right). The best ``NAMED`` on the train weeks are coloured and named in the legend,
-    the others grey."""
+    (right). The best ``NAMED`` on the train weeks are coloured, marked and named in the
+    legend (set a little aside from each other, so that none hides another), the others
+    grey."""
     plt = pyplot()
     rows = result.rows()
-    fig, ax = plt.subplots(figsize=(7, 7), dpi=100)
+    fig, ax = plt.subplots(figsize=(7, 8), dpi=100)
     top = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])[:NAMED]
     colours = plt.get_cmap("tab10").colors
+    markers = "os^vD"
     for i, r in enumerate(rows):
-        named = i in top
-        rank = top.index(i) if named else None
-        ax.plot([0, 1], [r["train_avg_wait_delta"], r["test_avg_wait_delta"]],
-                marker="o", ms=3 if not named else 5, lw=2.2 if named else 0.6,
-                color=colours[rank] if named else "0.7", zorder=3 + NAMED - rank if named
-                else 1, label=f"{rank + 1}. {r['label']}" + (" (best on train)" if rank == 0
-                                                              else "") if named else None)
-    ax.axhline(0, color="k", lw=0.8, ls="--", label="EASY-FCFS-FCFS")
+        if i not in top:
+            ax.plot([0, 1], [r["train_avg_wait_delta"], r["test_avg_wait_delta"]],
+                    marker="o", ms=3, lw=0.6, color="0.7", zorder=1)
+    for rank, i in enumerate(top):
+        r = rows[i]
+        dodge = (rank - (NAMED - 1) / 2) * 0.015
+        ax.plot([dodge, 1 + dodge], [r["train_avg_wait_delta"], r["test_avg_wait_delta"]],
+                marker=markers[rank % len(markers)], ms=6, lw=2.0, color=colours[rank],
+                zorder=3 + NAMED - rank, label=f"{rank + 1}. {r['label']}"
+                + (" (best on train)" if rank == 0 else ""))
+    ax.axhline(0, color="k", lw=0.8, ls="--", label="EASY-FCFS-FCFS (the reference)")
     base = rows[result.baseline]
-    ax.set_xticks([0, 1], ["train", "test"])
+    ax.set_xticks([0, 1], ["train weeks", "test weeks"])
+    ax.set_xlabel("weeks resampled from the trace's first half (train) and second (test)")
     ax.set_xlim(-0.1, 1.1)
-    ax.set_ylabel("mean AvgWait - EASY-FCFS-FCFS's (s)")
-    ax.set_title((title + ": " if title else "") + f"AvgWait of {len(rows)} policies, train "
-                 f"vs test\nthe {NAMED} best on train coloured, the others grey", fontsize=10)
-    ax.legend(fontsize=8, loc="best")
-    ax.text(0.02, 0.02, f"EASY-FCFS-FCFS: train {base['train_avg_wait']:.0f} s, "
-            f"test {base['test_avg_wait']:.0f} s; {result.train.shape[2]} weeks per half",
-            transform=ax.transAxes, fontsize=8)
+    ax.set_ylabel("mean AvgWait less EASY-FCFS-FCFS's (seconds; < 0: shorter)")
+    ax.set_title((title + ": " if title else "") + f"AvgWait of {len(rows)} policies over "
+                 f"{result.train.shape[2]} resampled weeks per half\nEASY-FCFS-FCFS waits "
+                 f"{base['train_avg_wait']:.0f} s on train, {base['test_avg_wait']:.0f} s on "
+                 f"test;\nthe {NAMED} best on train coloured, the others grey", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2)
     fig.tight_layout()
     return png_bytes(fig, plt)
 
@@ -54,6 +60,7 @@ BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
 def queue_count_png(study) -> bytes:
     """Lawson and Smirni's Figs. 5 and 7: R per week of P fixed classes and of the online
     choice against one queue (a ``QueueCountStudy``)."""
+    from matplotlib.ticker import MaxNLocator
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
     w = study.weekly
@@ -63,10 +70,11 @@ def queue_count_png(study) -> bytes:
             label=f"online, T={study.trigger:g} L={study.weeks_ahead} "
                   f"(R {study.r_online:+.2f})")
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xlabel("week")
-    ax.set_ylabel("R against one queue (> 0: better)")
-    ax.set_title(f"{study.trace}: slowdown ratio per week, {study.estimates} estimates, "
-                 f"{study.setting} setting", fontsize=10)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("week of submission (0: the trace's first)")
+    ax.set_ylabel("R against one queue (no unit; > 0: better)")
+    ax.set_title(f"{study.trace}: Lawson and Smirni's slowdown ratio per week, "
+                 f"{study.estimates} estimates, {study.futures} futures", fontsize=10)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     return png_bytes(fig, plt)
@@ -84,13 +92,14 @@ def report_figure(last: dict, docs: list[dict]):
     source, changes marked."""
     plt = pyplot()
     from matplotlib.lines import Line2D
-    fig, (cand, hist) = plt.subplots(1, 2, figsize=(12, 5.5), dpi=100)
+    fig, (cand, hist) = plt.subplots(1, 2, figsize=(12, 6.5), dpi=100)
     k = last["settings"]["objective"]
     rows = last["candidates"]
     chosen = last["chosen"]["spec"] if last["change"] else None
     risk = last["settings"]["risk"]
     ref = last["settings"].get("reference")
     base = next((r for r in rows if r["spec"] == ref), rows[0]) if rows else None
+    scale, unit = OBJECTIVE_AXIS.get(k, (1.0, ""))
     seen = set()
     for i, r in enumerate(rows):
         broken = _broken(r, base, risk)
@@ -102,16 +111,17 @@ def report_figure(last: dict, docs: list[dict]):
         elif r["spec"] == chosen:
             marker, colour = "*", "tab:green"
         seen.update(broken)
-        cand.errorbar(r["max_wait"] / 3600, r[k], yerr=r[k + "_sd"], fmt=marker,
-                      ms=9 if marker == "*" else 5, color=colour, elinewidth=0.6,
+        cand.errorbar(r["max_wait"] / 3600, r[k] * scale, yerr=r[k + "_sd"] * scale,
+                      fmt=marker, ms=9 if marker == "*" else 5, color=colour, elinewidth=0.6,
                       zorder=3 if colour != "0.5" else 2)
-        if i == 0 or r["spec"] == chosen:
-            cand.annotate(r["label"], (r["max_wait"] / 3600, r[k]), xytext=(5, 4),
-                          textcoords="offset points", fontsize=8, color=colour)
-    handles = [Line2D([], [], marker="D", color="k", ls="", label="in effect"),
-               Line2D([], [], marker="*", color="tab:green", ls="", ms=9,
-                      label="recommended"),
-               Line2D([], [], marker="o", color="0.5", ls="", label="within the limits")]
+    # the two runs that matter are named in the legend, not over the markers
+    handles = [Line2D([], [], marker="D", color="k", ls="",
+                      label="the configuration in effect")]
+    if chosen:
+        label = next(r["label"] for r in rows if r["spec"] == chosen)
+        handles.append(Line2D([], [], marker="*", color="tab:green", ls="", ms=9,
+                              label=f"recommended: {label}"))
+    handles.append(Line2D([], [], marker="o", color="0.5", ls="", label="within the limits"))
     handles += [Line2D([], [], marker=m, color=c, ls="", label=t)
                 for name, (m, c, t) in BROKEN.items() if name in seen]
     if base is not None:
@@ -127,30 +137,44 @@ def report_figure(last: dict, docs: list[dict]):
         handles.append(Line2D([], [], color="tab:orange", lw=0.8, ls=":",
                               label=f"p95 wait limit: {p95:.1f} h ({risk:g} x {of}; "
                               "not on this axis)"))
-    cand.legend(handles=handles, fontsize=7, loc="best")
-    cand.set_xlabel("MaxWait from now, mean over samples (h)")
-    cand.set_ylabel(f"{k} (mean ± sd)")
-    cand.set_title(f"Candidates at {last.get('cluster', {}).get('when', last['snapshot_time'])}",
-                   fontsize=9)
+    cand.legend(handles=handles, fontsize=7, loc="upper center", ncol=2,
+                bbox_to_anchor=(0.5, -0.13))   # under the axes: no marker hidden
+    cand.set_xlabel("MaxWait from now, mean over the sampled futures (hours)")
+    cand.set_ylabel(f"{k}{unit}, mean ± sd over the sampled futures")
+    cluster = last.get("cluster") or {}
+    cand.set_title(f"The candidates of the run at {cluster.get('when', '?')}", fontsize=9)
     source = _series(last)
-    same = sorted((d for d in docs if _series(d) == source), key=_moment) or [last]
-    when = [_moment(d) for d in same]
+    same = sorted((d for d in docs if _series(d) == source), key=_epoch) or [last]
+    zone = _zone(same[-1])
+    when = [datetime.fromtimestamp(_epoch(d), zone) for d in same]
     bsld = [d.get("queue_bsld", float("nan")) for d in same]
-    hist.plot(when, bsld, "-o", ms=3, color="0.4", lw=0.8)
+    hist.plot(when, bsld, "-o", ms=4, color="0.4", lw=0.8, label="a run")
     changes = [(w, b) for w, b, d in zip(when, bsld, same) if d.get("change")]
     if changes:
-        hist.scatter(*zip(*changes), color="tab:green", zorder=3, label="change recommended")
-        hist.legend(fontsize=8)
-    hist.set_ylabel("queue bounded slowdown at the run")
-    hist.set_xlabel("the cluster's time at the run (UTC)")
-    runs = f"{len(same)} runs" if len(same) > 1 else "run"
-    hist.set_title(f"The last {runs} on {source}", fontsize=9)
+        hist.scatter(*zip(*changes), color="tab:green", zorder=3, s=30,
+                     label="a run that recommended a change")
+    hist.legend(fontsize=8, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.13))
+    hist.set_ylabel("the queue's bounded slowdown at the run (no unit)")
+    hist.set_xlabel(f"the cluster's time at the run ({_zone_name(same[-1])})")
+    if len(same) == 1 or when[0] == when[-1]:   # one instant: a day around it, not years
+        from datetime import timedelta
+        hist.set_xlim(when[0] - timedelta(hours=12), when[0] + timedelta(hours=12))
+    first, last_when = when[0].strftime("%Y-%m-%d %H:%M"), when[-1].strftime("%Y-%m-%d %H:%M")
+    span = first if first == last_when else f"{first} to {last_when}"
+    runs = f"{len(same)} runs" if len(same) > 1 else "1 run"
+    hist.set_title(f"{runs} on {source}, {span}", fontsize=9)
     import matplotlib.dates as mdates
-    locator = mdates.AutoDateLocator()
+    locator = mdates.AutoDateLocator(tz=zone)
     hist.xaxis.set_major_locator(locator)
-    hist.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    hist.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone,
+                                                               show_offset=False))
     fig.tight_layout()
     return fig
+
+
+#: how the report plots each objective: (factor, unit in the axis label)
+OBJECTIVE_AXIS = {"avg_bsld": (1.0, " (no unit)"), "avg_wait": (1 / 3600, " (hours)"),
+                  "p95_wait": (1 / 3600, " (hours)"), "utilization": (100.0, " (%)")}
 
 
 def _series(doc: dict) -> str:
@@ -158,14 +182,32 @@ def _series(doc: dict) -> str:
     return str(doc.get("source", "")).split("@")[0]
 
 
-def _moment(doc: dict) -> datetime:
+def _epoch(doc: dict) -> float:
     """The cluster's time at the run (a trace's moment when its start is known), else when
     the run was made."""
-    try:
-        return datetime.strptime(doc["cluster"]["when"], "%Y-%m-%d %H:%M:%S UTC").replace(
-            tzinfo=timezone.utc)
+    cluster = doc.get("cluster") or {}
+    if cluster.get("epoch") is not None:
+        return float(cluster["epoch"])
+    try:                          # a run stored before the epoch was
+        return datetime.strptime(cluster["when"], "%Y-%m-%d %H:%M:%S UTC").replace(
+            tzinfo=timezone.utc).timestamp()
     except (KeyError, TypeError, ValueError):
-        return datetime.fromtimestamp(doc["at"], timezone.utc)
+        return float(doc.get("at", 0))
+
+
+def _zone(doc: dict):
+    """The zone the run's dates are in: the trace's, or this machine's."""
+    name = (doc.get("cluster") or {}).get("zone")
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            return timezone.utc
+    return datetime.now().astimezone().tzinfo
+
+
+def _zone_name(doc: dict) -> str:
+    return (doc.get("cluster") or {}).get("zone") or str(datetime.now().astimezone().tzname())
 
 
 def _broken(row: dict, base: dict | None, risk: float) -> list[str]:
@@ -221,9 +263,9 @@ def plan_bins_png(study, name: str) -> bytes:
     for ax in axes:
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("runtime (s)")
-        ax.set_ylabel("size (CPUs)")
-    fig.suptitle(f"{study.trace}, {study.window[0]} to {study.window[1]}: wait by job size "
-                 "and runtime (blue: less wait)", fontsize=11)
+        ax.set_xlabel("runtime (seconds)")
+        ax.set_ylabel("job size (CPUs)")
+    fig.suptitle(f"{study.trace}, jobs submitted {study.window[0]} to {study.window[1]}: "
+                 "mean wait by job size and runtime (blue: less wait)", fontsize=11)
     fig.tight_layout()
     return png_bytes(fig, plt)

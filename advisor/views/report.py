@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 import numpy as np
-from rich import box
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from advisor.model import Snapshot, Workload
 from advisor.plugins.grid import catalogue
 from advisor.studies.replay import ReplayResult
+from advisor.units import format_moment
+from advisor.views.fit import Col, FitTable
 
 if TYPE_CHECKING:  # tune pulls in the process pool machinery: not needed to print a replay
     from advisor.studies.tune import TuneResult
@@ -37,13 +36,6 @@ def short_duration(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
-def narrow_table(title: str | None = None, **options) -> Table:
-    """The house table: one space between columns and none at the edges, so that tables
-    read at 80 columns (a terminal, a cron mail)."""
-    return Table(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False,
-                 padding=(0, 1, 0, 0), **options)
-
-
 def workload_dict(workload: Workload) -> dict:
     cleaning = workload.cleaning
     return {
@@ -54,44 +46,61 @@ def workload_dict(workload: Workload) -> dict:
     }
 
 
-def workload_caption(workload: Workload) -> Text:
+def workload_caption(workload: Workload, estimates: str = "user") -> Text:
+    """The trace played: its jobs, what the cleaning removed, and, when the user's
+    requested times are the estimates, how many jobs requested none (their runtime stands
+    in: an estimate no scheduler had)."""
     c = workload.cleaning
     removed = ", ".join(f"{n} {k}" for k, n in c.removed.items()) if c else ""
-    text = f"{workload.source}: {len(workload)} jobs on {workload.machine.procs} processors"
+    text = f"{workload.source}: {len(workload):,} jobs on {workload.machine.procs:,} CPUs"
     if c:
-        text += f" ({c.jobs_read} read; removed: {removed or 'none'})"
+        text += f" ({c.jobs_read:,} read; removed: {removed or 'none'})"
+    missing = unrequested(workload)
+    if estimates == "user" and missing:
+        text += (f"; {missing:,} jobs ({missing / max(len(workload), 1):.0%}) requested no "
+                 "time, so their runtime stands in as their estimate")
     return Text(text, style="dim")
+
+
+def unrequested(workload: Workload) -> int:
+    """How many jobs requested no time (SWF field 9 absent)."""
+    jobs = workload.jobs
+    return int((jobs["req_time"] <= 0).sum()) if "req_time" in jobs else 0
 
 
 def replay_dict(workload: Workload, results: list[ReplayResult], estimates: str) -> dict:
     return {**workload_dict(workload), "estimates": estimates,
+            "jobs_without_request": unrequested(workload),
             "policies": {r.policy.spec: r.as_dict() for r in results}}
 
 
-def replay_table(workload: Workload, results: list[ReplayResult]) -> Group:
-    table = narrow_table("Replay (waits in h:mm:ss)")
-    table.add_column("policy", no_wrap=True)
-    for col in ("jobs", "avg wait", "p90 wait", "max wait", "avg bsld", "util"):
-        table.add_column(col, justify="right", no_wrap=True)
+def replay_table(workload: Workload, results: list[ReplayResult], defaulted: bool = False,
+                 estimates: str = "user") -> Group:
+    """One row per policy; ``defaulted``: no policy was asked for, so the table says
+    these are the defaults."""
+    title = "Replay (waits in h:mm:ss)" + (": no --policy given, so the default four"
+                                           if defaulted else "")
+    table = FitTable(title, [Col("policy", figure=False), *map(Col, (
+        "jobs", "avg wait", "p90 wait", "max wait", "avg bsld", "util"))])
     for r in results:
         s = r.summary
         table.add_row(r.policy.label, str(s["jobs"]), _hms(s["avg_wait"]), _hms(s["p90_wait"]),
                       _hms(s["max_wait"]), f"{s['avg_bsld']:.1f}", f"{s['utilization']:.1%}")
-    return Group(table, workload_caption(workload))
+    return Group(table, workload_caption(workload, estimates))
 
 
-def tune_table(workload: Workload, result: TuneResult, top: int = 10) -> Group:
+def tune_table(workload: Workload, result: TuneResult, top: int = 10,
+               estimates: str = "user") -> Group:
     rows = result.rows()
     order = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])
     shown = order[:top] + ([result.baseline] if result.baseline not in order[:top] else [])
-    table = narrow_table(f"Tuning over {result.train.shape[2]} resampled weeks per half "
-                         f"(relative to EASY-FCFS-FCFS): the best {min(top, len(rows))} of "
-                         f"{len(rows)} policies on the train weeks"
-                         + (", and the baseline" if len(shown) > top else "")
-                         + " (--json lists all)")
-    table.add_column("policy", no_wrap=True)
-    for col in ("train AvgWait", "test AvgWait", "train MaxWait", "test MaxWait"):
-        table.add_column(col, justify="right")
+    table = FitTable(f"Tuning over {result.train.shape[2]} resampled weeks per half: "
+                     f"the best {min(top, len(rows))} of {len(rows)} policies on the train "
+                     "weeks" + (", and the baseline" if len(shown) > top else "")
+                     + " (--json lists all); waits as a share of EASY-FCFS-FCFS's (< 100%: "
+                     "shorter)", [Col("policy", figure=False), *map(Col, (
+                         "train avg wait", "test avg wait", "train max wait",
+                         "test max wait"))])
     for i in shown:
         r = rows[i]
         style = "bold green" if i == result.best else ("dim" if i == result.baseline else "")
@@ -105,7 +114,7 @@ def tune_table(workload: Workload, result: TuneResult, top: int = 10) -> Group:
         f"{_hms(base['test_avg_wait'])} for EASY-FCFS-FCFS "
         f"({best['test_avg_wait_ratio'] - 1:+.0%}), mean MaxWait "
         f"{_hms(best['test_max_wait'])} against {_hms(base['test_max_wait'])}.")
-    return Group(table, verdict, workload_caption(workload))
+    return Group(table, verdict, workload_caption(workload, estimates))
 
 
 def policies_dict() -> dict:
@@ -130,11 +139,9 @@ def policies_table() -> Group:
         default = family["default"]
         title = (f"{family['family']} (default {default})" if default else
                  f"{family['family']} (optional)")
-        table = narrow_table(title)
-        table.add_column("plugin", no_wrap=True)
-        table.add_column("what it does, parameters")
-        table.add_column("grid", no_wrap=False)
-        table.add_column("Slurm", no_wrap=True)
+        table = FitTable(title, [Col("plugin", justify="left"),
+                                 Col("what it does, parameters", figure=False),
+                                 Col("grid", figure=False), Col("Slurm", justify="left")])
         for m in family["members"]:
             params = [p["name"] + (f"={p['default']}" if p["default"] != "" else "")
                       + (f" ({_bounds(p)})" if _bounds(p) else "") + f": {p.get('help', '')}"
@@ -149,15 +156,17 @@ def policies_table() -> Group:
 
 # ------------------------------------------------------------------------------ snapshots
 def _when(snapshot: Snapshot, t: int | None) -> str:
-    """An instant of the snapshot: a UTC date for a live cluster, or for a trace whose
-    start is known; the trace's own clock otherwise."""
+    """An instant of the snapshot, in the zone its moments are read in: a live cluster's in
+    this machine's (as Slurm's commands print them), a trace's in its own time zone when
+    its start is known; the trace's own clock otherwise."""
     if t is None:
         return "-"
+    if snapshot.source.get("kind") == "slurm":
+        return format_moment(t)
     offset = snapshot.source.get("unix_start_time")
-    if snapshot.source.get("kind") == "slurm" or offset:
-        epoch = t + int(offset or 0)
-        return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return f"t={t}"
+    if offset:
+        return format_moment(t + int(offset), snapshot.source.get("time_zone") or "UTC")
+    return f"{t:,} s into the trace"
 
 
 def _limit(seconds: int | None) -> str:
@@ -174,9 +183,8 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
                          f" at {_when(snapshot, snapshot.time)}: {len(m.nodes)} nodes, "
                          f"{m.cpus} CPUs, {busy} busy ({busy / max(m.cpus, 1):.0%}); "
                          f"{len(snapshot.running)} running, {len(snapshot.pending)} pending")
-    states = narrow_table("Nodes by state")
-    for col in ("state", "nodes", "CPUs", "allocated"):
-        states.add_column(col, justify="left" if col == "state" else "right")
+    states = FitTable("Nodes by state", [Col("state", figure=False), *map(Col, (
+        "nodes", "CPUs", "allocated"))])
     counts: dict[str, list[int]] = {}
     for n in m.nodes:
         c = counts.setdefault(n.state, [0, 0, 0])
@@ -184,10 +192,8 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
     for state, (k, cpus, alloc) in sorted(counts.items()):
         states.add_row(state, str(k), str(cpus), str(alloc))
 
-    parts = narrow_table("Partitions and their queues")
-    for col in ("partition", "nodes", "MaxTime", "tier", "factor", "running (CPUs)",
-                "pending (CPUs)"):
-        parts.add_column(col, justify="left" if col == "partition" else "right")
+    parts = FitTable("Partitions and their queues", [Col("partition", figure=False), *map(
+        Col, ("nodes", "MaxTime", "tier", "factor", "running (CPUs)", "pending (CPUs)"))])
     for p in m.partitions:
         run = [j for j in snapshot.running if j.partition == p.name]
         wait = [j for j in snapshot.pending if p.name in j.asked]
@@ -196,10 +202,10 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
                       f"{len(run)} ({sum(j.cpus for j in run)})",
                       f"{len(wait)} ({sum(j.cpus for j in wait)})")
 
-    queue = narrow_table(f"Top of the queue (first {top} by priority)")
-    for col in ("job", "user", "partition", "CPUs", "limit", "waited", "priority", "factors",
-                "reason"):
-        queue.add_column(col, justify="right" if col in ("CPUs", "priority") else "left")
+    queue = FitTable(f"Top of the queue (first {top} by priority)", [
+        Col("job", justify="left"), Col("user", figure=False), Col("partition", figure=False),
+        Col("CPUs"), Col("limit"), Col("waited"), Col("priority"),
+        Col("factors", figure=False), Col("reason", figure=False)])
     for j in snapshot.pending[:top]:
         factors = " ".join(f"{k}={v:g}" for k, v in j.priority_factors.items()
                            if v and k != "priority")
@@ -228,13 +234,11 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
 
 
 def online_table(workload: Workload, result, weeks: int = 12) -> Group:
-    """Seed 000's comparison: overall, the policies followed, and the first weeks."""
+    """Lawson and Smirni's comparison: overall, the policies followed, and the first weeks."""
     t = result.total
     title = Text(f"Online replay: the advisor every {result.every / 86400:g} d against "
                  f"{result.baseline} kept throughout (engine: slurm mode)", style="bold")
-    head = narrow_table()
-    for col in ("", "static", "online"):
-        head.add_column(col, justify="right" if col else "left")
+    head = FitTable(None, [Col("", justify="left"), Col("static"), Col("online")])
     head.add_row("avg wait", _hms(t["avg_wait_static"]), _hms(t["avg_wait_online"]))
     head.add_row("max wait", _hms(t["max_wait_static"]), _hms(t["max_wait_online"]))
     head.add_row("avg bounded slowdown", f"{t['avg_bsld_static']:.2f}",
@@ -247,10 +251,9 @@ def online_table(workload: Workload, result, weeks: int = 12) -> Group:
     used = Counter(d.spec for d in result.decisions)
     policies = Text("in effect after a decision point: " + ", ".join(
         f"{spec} {n}" for spec, n in used.most_common(8)), style="dim")
-    week = narrow_table(f"Per week (first {weeks})")
-    for col in ("week", "jobs", "R", "avg wait static", "avg wait online", "max wait static",
-                "max wait online"):
-        week.add_column(col, justify="right")
+    week = FitTable(f"Per week (first {weeks}; R > 0: online better)", list(map(Col, (
+        "week", "jobs", "R", "avg wait static", "avg wait online", "max wait static",
+        "max wait online"))))
     for row in result.weeks.head(weeks).itertuples():
         week.add_row(str(row.week), str(row.jobs), f"{row.r:+.2f}",
                      _hms(row.avg_wait_static), _hms(row.avg_wait_online),

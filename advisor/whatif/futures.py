@@ -7,7 +7,7 @@ snapshot's time (sacct, or a trace replayed up to that moment), and every draw c
   ratios (actual / requested) of the same user's finished jobs, or of everyone's when the
   user has fewer than ``min_jobs``. A running job's draw is conditioned on the time it has
   already run: only ratios that would still have it running are eligible.
-* ``ArrivalSampler``: the jobs submitted over the horizon, by seed 002's user-week
+* ``ArrivalSampler``: the jobs submitted over the horizon, by Lelong et al.'s user-week
   resampling (§4.1): every user of the recent weeks contributes the submissions of one of
   their weeks drawn at random (a week they were idle contributes nothing), shifted to start
   at the snapshot's time. Resampled jobs keep their own limit, size and actual runtime.
@@ -79,7 +79,7 @@ class RuntimeModel:
 
 
 class ArrivalSampler:
-    """Seed 002's user-week resampling over the ``weeks`` whole weeks before ``now``."""
+    """Lelong et al.'s user-week resampling over the ``weeks`` whole weeks before ``now``."""
 
     def __init__(self, history: pd.DataFrame, now: int, weeks: int = 4):
         self.now = now

@@ -1,6 +1,6 @@
 """The online advisor against every candidate kept fixed: the benchmark of the advice.
 
-Seed 000 compares its online policy with one static policy, the site's default. A site can
+Lawson and Smirni compares its online policy with one static policy, the site's default. A site can
 do better by hand: it can fix the configuration that served the last weeks best. So every
 candidate of the grid is also played kept fixed, over the same decision points as the
 online run and the baseline (the same cuts cost all alike), and the table ranks them: the
@@ -23,15 +23,15 @@ import pandas as pd
 from advisor.cleaning import trace_window
 from advisor.engine import Estimates, job_arrays
 from advisor.errors import BadInput
-from advisor.metrics import bounded_slowdown
+from advisor.metrics import bounded_slowdown, lawson_slowdown
 from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload, trace_machine
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
 from advisor.whatif.candidates import queue_state, slurm_candidate
 from advisor.whatif.futures import history_from_workload
-from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay, seed000_slowdown
-from advisor.whatif.recommend import Settings
+from advisor.settings import Settings
+from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay
 from advisor.whatif.runner import Executor, SerialExecutor
 
 #: objectives a run can be ranked by, and the column that holds them
@@ -220,10 +220,10 @@ def best_static(static: pd.DataFrame, key: str
 
 
 def run_figures(wait: np.ndarray, runtime: np.ndarray, base_wait: np.ndarray) -> dict:
-    """AvgWait, p95 and MaxWait, the mean bounded slowdown, and seed 000's mean R against
+    """AvgWait, p95 and MaxWait, the mean bounded slowdown, and Lawson and Smirni's mean R against
     the baseline (> 0: this run served the jobs better)."""
     wait = wait.astype(np.float64)
-    s_base, s_run = seed000_slowdown(base_wait, runtime), seed000_slowdown(wait, runtime)
+    s_base, s_run = lawson_slowdown(base_wait, runtime), lawson_slowdown(wait, runtime)
     return {"avg_wait": float(wait.mean()), "p95_wait": float(np.percentile(wait, 95)),
             "max_wait": float(wait.max()), "avg_bsld": float(bounded_slowdown(wait,
                                                                                runtime).mean()),

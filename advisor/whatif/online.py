@@ -1,4 +1,4 @@
-"""Honest online replay (seed 000 §3): the advisor runs at every decision point of a trace,
+"""Honest online replay (Lawson and Smirni §3): the advisor runs at every decision point of a trace,
 and the simulated system switches to what it recommends.
 
 The "real" system is the engine's slurm mode playing the trace's jobs with their actual
@@ -9,7 +9,7 @@ nothing submitted later) and the history of the jobs finished by then. Its recom
 system plays on to the next decision point. The baseline is the same trace, cut at the same
 points, with the starting configuration kept throughout: the cuts cost both runs alike.
 
-Results follow seed 000 §2.2: per job, the bounded slowdown s = 1 + wait / max(10, runtime)
+Results follow Lawson and Smirni §2.2: per job, the bounded slowdown s = 1 + wait / max(10, runtime)
 and the slowdown ratio R = (s_static - s_online) / min(s_static, s_online) (R > 0: online
 is better); per week of submission and overall, the mean R, AvgWait and MaxWait.
 """
@@ -23,11 +23,13 @@ import pandas as pd
 
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.slurm import slurm_input, start_times
+from advisor.metrics import lawson_slowdown
 from advisor.model import (HISTORY_COLUMNS, SECONDS_PER_WEEK, TRACE_PARTITION, Job,
                            SchedulingConfig, Snapshot, Workload, trace_machine)
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
+from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate, slurm_candidate
-from advisor.whatif.recommend import Settings, recommend
+from advisor.whatif.recommend import recommend
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import candidate_input, nice_of, routed
 
@@ -182,17 +184,12 @@ class ReplaySystem:
         return pd.concat([self.prior, played], ignore_index=True)
 
 
-def seed000_slowdown(wait: np.ndarray, runtime: np.ndarray) -> np.ndarray:
-    """Seed 000 §2.2: s = 1 + d / max(10, v)."""
-    return 1.0 + wait / np.maximum(runtime, 10).astype(np.float64)
-
-
 def compare(workload: Workload, runtime: np.ndarray, static: np.ndarray,
             online: np.ndarray) -> tuple[pd.DataFrame, dict]:
     """Per week of submission and overall: jobs, mean R, AvgWait and MaxWait of both."""
     submit = workload.jobs["submit"].to_numpy(np.int64)
     w_s, w_o = static - submit, online - submit
-    s_s, s_o = seed000_slowdown(w_s, runtime), seed000_slowdown(w_o, runtime)
+    s_s, s_o = lawson_slowdown(w_s, runtime), lawson_slowdown(w_o, runtime)
     ratio = (s_s - s_o) / np.minimum(s_s, s_o)
     table = pd.DataFrame({"week": (submit - submit.min()) // SECONDS_PER_WEEK, "r": ratio,
                           "wait_static": w_s, "wait_online": w_o,

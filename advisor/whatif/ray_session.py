@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 #: Unix socket paths hold at most 107 bytes, and Ray puts its sockets at
@@ -42,6 +44,19 @@ def session_folder(root: str | os.PathLike | None) -> tuple[Path, Path]:
     link.symlink_to(folder)
     (folder / LINK_NOTE).write_text(str(link))
     return folder, link
+
+
+def session_token() -> str | None:
+    """Give the embedded Ray a token of its own, in the environment its processes inherit,
+    unless the site gives one: Ray 2.60 turns token authentication on for a local instance
+    and otherwise writes a new token to ~/.ray, which a service user without a home (Debian's
+    slurm) cannot. Returns the variable set, for the caller to remove at the end."""
+    if any(os.environ.get(v) for v in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN",
+                                       "RAY_AUTH_TOKEN_PATH")):
+        return None
+    import secrets
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    return "RAY_AUTH_TOKEN"
 
 
 def mark(folder: Path) -> dict[str, str]:
@@ -102,3 +117,88 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+#: seconds the probe of a Ray address waits for each step (connect, then an answer)
+PROBE_TIMEOUT = 5.0
+#: HTTP/2's client connection preface and an empty SETTINGS frame: a gRPC server (Ray's
+#: GCS, its client server) answers with a SETTINGS frame of its own
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def probe(address: str) -> None:
+    """Check, within a few seconds, that ``address`` (host:port, ray://host:port, or auto
+    with a cluster recorded on this machine) reaches a gRPC server, as Ray's head is: Ray's
+    own connect retries an address that does not answer for minutes, in code that no
+    signal interrupts. SourceUnavailable naming the address given when it does not."""
+    import socket
+
+    from advisor.errors import SourceUnavailable
+    target = _resolve(address)
+    if target is None:
+        return                        # auto, with no cluster recorded: Ray says so at once
+    host, _, port = target.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        raise SourceUnavailable(f"Ray address '{address}' is not host:port (e.g. "
+                                "10.0.0.5:6379, or ray://10.0.0.5:10001)")
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT) as s:
+            s.settimeout(PROBE_TIMEOUT)
+            s.sendall(_PREFACE)
+            head = _read(s, 9)
+    except socket.timeout:
+        raise SourceUnavailable(f"Ray at {address}: no answer within {PROBE_TIMEOUT:g} s "
+                                "(check --ray-address and the firewall)") from None
+    except OSError as e:
+        raise SourceUnavailable(f"Ray at {address}: {e.strerror or e} (check --ray-address: "
+                                "the head's GCS port, 6379 by default, or ray://HOST:10001)"
+                                ) from None
+    if len(head) < 9 or head[3] != 4:
+        raise SourceUnavailable(f"Ray at {address}: something listens there, but not Ray's "
+                                "head (no gRPC answer); check --ray-address")
+
+
+@contextmanager
+def quiet_stderr(quiet: bool = True):
+    """Ray's core writes its connection retries to file descriptor 2 itself, a line a
+    second while it retries: kept out of the advisor's one-line error (into a file that is
+    dropped) while it connects."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+def _read(sock, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _resolve(address: str) -> str | None:
+    """The host:port that ``address`` stands for: itself, or for ``auto`` RAY_ADDRESS or the
+    cluster this machine's ``ray start`` recorded (None when there is none)."""
+    if address != "auto":
+        return address
+    if os.environ.get("RAY_ADDRESS"):
+        return os.environ["RAY_ADDRESS"]
+    recorded = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+    try:
+        return recorded.read_text().strip() or None
+    except OSError:
+        return None

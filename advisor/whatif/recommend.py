@@ -27,12 +27,12 @@ The horizon grows from ``horizon`` to the queue's drain time, up to ``horizon_ma
 jobs at its tail start, and a candidate that delays them day after day looks safe on each
 day (CTC-SP2 online, docs/advice.md).
 Hysteresis: when the last stored recommendation still wins, a different winner replaces it
-only if it beats it by another ``min_gain``. Seed 000's trigger (optional): simulate only
+only if it beats it by another ``min_gain``. Lawson and Smirni's trigger (optional): simulate only
 when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -40,19 +40,19 @@ import pandas as pd
 
 from advisor.engine import make_arrays, run
 from advisor.engine.slurm import job_limit
-from advisor.errors import BadInput
+
 from advisor.metrics import bounded_slowdown
 from advisor.model import SECONDS_PER_WEEK, Snapshot
-from advisor.plugins.contract import LONG_QUEUE, Context
+from advisor.plugins.contract import Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
+from advisor.settings import OBJECTIVES, Settings  # noqa: F401  (re-exported)
 from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
                                        history_limits, slurm_candidate)
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
-OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 RISK_SLACK = 60.0
 #: tasks per worker a simulation is cut into, at least: enough to even out their lengths,
 #: few enough that each task's fixed cost (shipping the snapshot, building its input)
@@ -60,49 +60,6 @@ RISK_SLACK = 60.0
 TASKS_PER_WORKER = 2
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
-
-
-@dataclass(frozen=True)
-class Settings:
-    objective: str = "avg_bsld"
-    samples: int = 8
-    horizon: int = 86400
-    horizon_max: int = 3 * 86400  # the horizon grows to the queue's drain time, up to this
-    seed: int = 0
-    risk: float = 1.5
-    min_gain: float = 0.05
-    min_wins: float = 0.75
-    trigger: float | None = None
-    history_weeks: int = 4
-    policies: tuple[Policy, ...] | None = None   # None: the default grid
-    conservative_up_to: int = LONG_QUEUE   # the default grid's long queue, in pending jobs
-    reference: Policy | None = None        # risk limits against this policy (None: current)
-    history_floor: bool = True             # ... and no lower than it gives on the history
-
-    def check(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise BadInput(f"unknown objective '{self.objective}'; use one of "
-                           f"{', '.join(OBJECTIVES)}")
-        if self.samples < 1 or self.horizon < 60 or self.horizon_max < 0:
-            raise BadInput("--samples must be at least 1, --horizon at least 60 s and "
-                           "--horizon-max at least 0")
-        if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
-            raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
-        if self.conservative_up_to < 0:
-            raise BadInput("--conservative-up-to must be a number of pending jobs, >= 0")
-
-    def as_dict(self) -> dict:
-        """JSON-ready: the policies as their specs."""
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "policies":
-                out["specs"] = [p.spec for p in value] if value else None
-            elif f.name == "reference":
-                out["reference"] = value.spec if value else None
-            else:
-                out[f.name] = value
-        return out
 
 
 @dataclass(frozen=True)
@@ -135,7 +92,7 @@ class Recommendation:
 
 
 def queue_slowdown(snapshot: Snapshot) -> float:
-    """Seed 000's trigger measure, from what is known now: the mean bounded slowdown the
+    """Lawson and Smirni's trigger measure, from what is known now: the mean bounded slowdown the
     pending jobs would have if they started now and ran to their limits."""
     if not snapshot.pending:
         return 1.0

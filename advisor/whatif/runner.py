@@ -86,19 +86,24 @@ class RayExecutor:
         self.ray = ray
         self.started = False
         self.temp_dir = None
+        self._token = None
         if ray.is_initialized():
             self._remote = {}
             return
         options = {}
-        if address is None:
+        if address is not None:
+            ray_session.probe(address)
+        else:
             # Ray advertises the machine's outward address unless told otherwise
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
             self.temp_dir, given = ray_session.session_folder(temp_root)
             os.environ.update(ray_session.mark(self.temp_dir))
+            self._token = ray_session.session_token()
             options = {"num_cpus": workers or os.cpu_count() or 1, "_temp_dir": str(given)}
         try:
-            ray.init(address=address, include_dashboard=dashboard, log_to_driver=False,
-                     logging_level="ERROR", **options)
+            with ray_session.quiet_stderr(address is not None):
+                ray.init(address=address, include_dashboard=dashboard, log_to_driver=False,
+                         logging_level="ERROR", **options)
         except BaseException as e:        # an interrupt too: leave nothing started
             if address is None:
                 ray.shutdown()
@@ -140,6 +145,9 @@ class RayExecutor:
             ray_session.remove_session(self.temp_dir)
             os.environ.pop(ray_session.MARK, None)
             self.temp_dir = None
+        if self._token is not None:
+            os.environ.pop(self._token, None)
+            self._token = None
 
 
 def make_executor(workers: int | None, kind: str = "auto", ray_address: str | None = None,

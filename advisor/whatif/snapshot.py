@@ -85,6 +85,7 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
         source["config"] = "Slurm's defaults (the policy has no Slurm form)"
     if workload.header.unix_start_time is not None:
         source["unix_start_time"] = str(workload.header.unix_start_time)
+        source["time_zone"] = workload.header.time_zone_string or "UTC"
     return Snapshot(time=int(time), machine=machine, running=run_jobs,
                     pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),
                     config=config, source=source)

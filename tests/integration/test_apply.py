@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters import slurm_cli
-from adapters.slurm_cli import SlurmCommands
-from adapters.slurm_text import parse_config, parse_sprio, SPRIO_FORMAT
+from advisor.adapters import slurm_cli
+from advisor.adapters.slurm_cli import SlurmCommands
+from advisor.adapters.slurm_text import parse_config, parse_sprio, SPRIO_FORMAT
 from advisor.whatif.candidates import candidates_for
 from advisor.cli import main
 from advisor.engine.slurm import job_limit, run_slurm, slurm_input
@@ -156,7 +156,7 @@ def test_an_os_error_while_writing_rolls_back(included, tmp_path, capsys, monkey
     configuration (issue 18, item 11)."""
     import errno
 
-    import adapters.slurm_apply as slurm_apply
+    import advisor.adapters.slurm_apply as slurm_apply
     slurm, fragment, lua = included
     _queue(slurm)
     real = slurm_apply.atomic_write

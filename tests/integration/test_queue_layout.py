@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from adapters import slurm_cli
-from adapters.slurm_apply import apply_change
-from adapters.slurm_cli import SlurmCommands
-from adapters.slurm_text import parse_partitions
+from advisor.adapters import slurm_cli
+from advisor.adapters.slurm_apply import apply_change
+from advisor.adapters.slurm_cli import SlurmCommands
+from advisor.adapters.slurm_text import parse_partitions
 from advisor.plugins.spec import parse_policy
 from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.slurmconf import change_for

@@ -19,10 +19,10 @@ textbook mode 80-100%), and on a loaded CI machine one play reached 85% (the tex
 """
 from __future__ import annotations
 
-from adapters.slurm_cli import SlurmCommands
-from adapters.slurm_submit import play
-from adapters.swf import read_swf
-from adapters.swf import resolve_trace
+from advisor.adapters.slurm_cli import SlurmCommands
+from advisor.adapters.slurm_submit import play
+from advisor.adapters.swf import read_swf
+from advisor.adapters.swf import resolve_trace
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
 from tests.integration.slurm_cluster import NODE_CPUS, NODES
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slurm_text import SPRIO_FORMAT, parse_sprio
+from advisor.adapters.slurm_text import SPRIO_FORMAT, parse_sprio
 from tests.integration.test_slurm_snapshot import submit
 
 ROOT = Path(__file__).resolve().parents[2]

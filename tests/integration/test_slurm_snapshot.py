@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters import slurm_cli
-from adapters.slurm_text import key_values, slurm_duration
-from adapters.swf import read_swf, write_swf
+from advisor.adapters import slurm_cli
+from advisor.adapters.slurm_text import key_values, slurm_duration
+from advisor.adapters.swf import read_swf, write_swf
 from advisor.cli import main
 from advisor.model import Snapshot
 

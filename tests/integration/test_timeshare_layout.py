@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from adapters import slurm_cli
-from adapters.slurm_apply import apply_change
-from adapters.slurm_cli import SlurmCommands
+from advisor.adapters import slurm_cli
+from advisor.adapters.slurm_apply import apply_change
+from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.errors import BadInput
 from advisor.plugins.spec import parse_policy
 from advisor.whatif.candidates import candidates_for, slurm_candidate
@@ -42,7 +42,7 @@ def test_the_time_sliced_partition_on_the_real_slurmctld(clean_queue):
     commands = SlurmCommands()
     snap = slurm_cli.snapshot(commands)
     cand = slurm_candidate(parse_policy(SPEC), snap.config, snap.machine,
-                           classes=((getpass.getuser(), "DC"),))
+                           classes=((getpass.getuser(), "idle"),))
     change = change_for(cand, snap)
     print(f"\n{change.fragment}\n" + "\n".join(change.caveats))
     assert change.restart and cand.fidelity == "approximate"

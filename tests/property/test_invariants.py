@@ -60,7 +60,7 @@ def test_deterministic(arrays, config):
 @given(workloads(no_overruns=True), st.sampled_from(ORDERS), st.sampled_from(["all", "first"]))
 def test_easy_head_never_starts_after_its_reservation(arrays, secondary, shadow):
     # With FCFS as the primary order the head keeps its reservation until it starts, and
-    # with no job overrunning its estimate, nothing can push it back (seed 001 Property 2).
+    # with no job overrunning its estimate, nothing can push it back (Mu'alem and Feitelson Property 2).
     config = EngineConfig(backfill="easy", secondary=secondary, shadow=shadow)
     start, reservation = run(arrays, config)
     reserved = reservation >= 0
@@ -71,7 +71,7 @@ def test_easy_head_never_starts_after_its_reservation(arrays, secondary, shadow)
 @given(st.one_of(workloads(exact=True), workloads(no_overruns=True)), st.sampled_from(ORDERS))
 def test_conservative_never_starts_a_job_after_its_first_reservation(arrays, primary):
     # With exact estimates the schedule never changes; with jobs ending early, compression
-    # only moves reservations earlier (seed 001 §2.1).
+    # only moves reservations earlier (Mu'alem and Feitelson §2.1).
     start, reservation = run(arrays, EngineConfig(backfill="conservative", primary=primary))
     reserved = reservation >= 0
     assert (start[reserved] <= reservation[reserved]).all()

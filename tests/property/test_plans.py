@@ -1,4 +1,4 @@
-"""Invariants of plan-based scheduling (seed 004) on random small queues (hypothesis):
+"""Invariants of plan-based scheduling (Zheng et al.) on random small queues (hypothesis):
 every plan is feasible, starts every waiting job, and is never worse than the plan of the
 initial (queue-order) permutation; a replay under plans is a feasible schedule."""
 import numpy as np

@@ -16,11 +16,11 @@ from rich.console import Console
 
 import advisor.engine.cache as engine_cache
 import advisor.engine.warmup as warmup
-from adapters import config as config_files
-from adapters.files import atomic_write
-from adapters.slurm_cli import workload_from_sacct
-from adapters.store import Store
-from adapters.swf import format_swf, parse_header, read_swf
+from advisor.adapters import config as config_files
+from advisor.adapters.files import atomic_write
+from advisor.adapters.slurm_cli import workload_from_sacct
+from advisor.adapters.store import Store
+from advisor.adapters.swf import format_swf, parse_header, read_swf
 from advisor.cli import main
 from advisor.views.advice import recommendation_view
 
@@ -95,12 +95,12 @@ def test_write_to_a_file_or_a_read_only_folder_fails_at_once(home):
 
 
 def test_a_failed_write_still_shows_and_records_the_run(home, monkeypatch, capsys):
-    import adapters.files
+    import advisor.adapters.files
 
     def full(*args, **kw):
-        raise adapters.files.SourceUnavailable("cannot write change/: No space left on device")
+        raise advisor.adapters.files.SourceUnavailable("cannot write change/: No space left on device")
 
-    monkeypatch.setattr(adapters.files, "replace_folder", full)
+    monkeypatch.setattr(advisor.adapters.files, "replace_folder", full)
     store = home / "runs.sqlite"
     code = main(["recommend", "--from", KTH, "--samples", "2", "--executor", "serial",
                  "--candidate", "easy:SPF:SPF:T=1d", "--min-gain", "0", "--min-wins", "0",
@@ -170,7 +170,7 @@ def test_the_other_views_read_at_80_columns(home, capsys):
     from advisor.views.advice import history_view
     from advisor.views.report import policies_table, replay_table, snapshot_view
     from advisor.whatif.snapshot import trace_snapshot
-    from adapters.swf import resolve_trace
+    from advisor.adapters.swf import resolve_trace
     from advisor.engine import EngineConfig, Estimates
     workload = read_swf(resolve_trace("KTH-SP2"))
     policies = [parse_policy(s) for s in ("easy:FCFS:FCFS", "easy:SPF:SPF:T=20h")]
@@ -322,7 +322,7 @@ def test_report_plot_names_the_limits_broken_and_keeps_to_one_source(home, capsy
     cand, hist = fig.axes
     legend = [t.get_text() for t in cand.get_legend().get_texts()]
     assert "over the p95 wait limit" in legend and any("p95 wait limit:" in t for t in legend)
-    assert any("MaxWait limit" in t for t in legend) and "in effect" in legend
+    assert any("MaxWait limit" in t for t in legend) and "the configuration in effect" in legend
     assert len(hist.lines[0].get_xdata()) == 2                    # KTH-SP2's runs only
     assert "KTH-SP2" in hist.get_title() and "SDSC" not in hist.get_title()
 

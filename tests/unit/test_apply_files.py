@@ -2,7 +2,7 @@
 apply itself is tested against the real slurmctld in tests/integration/test_apply.py)."""
 import pytest
 
-from adapters.slurm_apply import check_include, merged_fragment
+from advisor.adapters.slurm_apply import check_include, merged_fragment
 from advisor.errors import BadInput
 from advisor.whatif.slurmconf import SlurmChange
 

@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from adapters.swf import read_swf
+from advisor.adapters.swf import read_swf
 
 
 def advisor(*args, cwd=None):
@@ -27,7 +27,7 @@ def test_replay_json_contract(tmp_path):
         assert 0 < result["utilization"] < 1
     assert doc["cleaning"]["removed"]["overruns"] == 7174
     spf = doc["policies"]["easy:SPF:SPF"]
-    assert spf["avg_wait"] == pytest.approx(2784, rel=0.03)  # seed 002 Table 2
+    assert spf["avg_wait"] == pytest.approx(2784, rel=0.03)  # Lelong et al. Table 2
 
 
 def test_replay_writes_jobs_and_swf(tmp_path):
@@ -59,8 +59,8 @@ def test_parquet_and_one_file_per_policy(tmp_path):
     (["replay", "KTH-SP2", "--policy", "easy:FIFO"], 2, "unknown ordering policy 'FIFO'"),
     (["replay", "no-such-trace.swf"], 3, "no trace file 'no-such-trace.swf'"),
     (["replay", "KTH-SP2", "--procs", "50"], 2, "pass --drop-oversize or a larger --procs"),
-    (["replay", "KTH-SP2", "--estimates", "f=x"], 2, "--estimates f=x"),
-    (["tune", "KTH-SP2", "--weeks", "0"], 2, "--weeks must be at least 1"),
+    (["replay", "KTH-SP2", "--estimates", "f=x"], 2, "--estimates: 'f=x' is not an estimate"),
+    (["tune", "KTH-SP2", "--weeks", "0"], 2, "--weeks: 0 is out of range"),
 ])
 def test_errors_are_one_line_with_documented_codes(tmp_path, args, code, message):
     done = advisor(*args)
@@ -98,7 +98,7 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     assert families["ordering"]["default"] == "fcfs" and families["threshold"]["default"] is None
     plugins = {m["plugin"]: m for f in doc["families"] for m in f["members"]}
     queue, depth = plugins["threshold/queue"], plugins["backfill/depth"]
-    assert queue["params"][0] == {"name": "T", "default": "20h", "min": "0s",
+    assert queue["params"][0] == {"name": "T", "default": "20h", "min": "1m",
                                   "kind": "duration", "help": queue["params"][0]["help"]}
     assert queue["candidates"] == ["T=4h", "T=12h", "T=1d"] and queue["fidelity"] == "approximate"
     assert depth["params"][0]["default"] == 2 and depth["params"][0]["min"] == 1
@@ -120,17 +120,17 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
 def test_queues_study_json_table_and_plot(tmp_path):
     png = tmp_path / "queues.png"
     done = advisor("queues", "KTH-SP2", "--trigger", "100", "--weeks-ahead", "2",
-                   "--setting", "honest", "--samples", "1", "--plot", str(png), "--json")
+                   "--futures", "sampled", "--samples", "1", "--plot", str(png), "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert doc["setting"] == "honest" and doc["r_fixed"] > 0
+    assert doc["futures"] == "sampled" and doc["r_fixed"] > 0
     t2 = doc["table2"]
     assert 0 < t2["tests"] <= t2["weeks"] and sum(t2["to_parts"].values()) == t2["changes"]
     assert len(doc["weeks"]) > 40 and {"week", "jobs", "r_fixed", "r_online"} <= \
         set(doc["weeks"][0])
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = advisor("queues", "KTH-SP2", "--trigger", "100").stdout
-    assert "Tests and changes (Table 2)" in text and "R per week" in text
+    assert "Tests and changes of the online choice" in text and "R per week" in text
 
 
 def test_bench_prints_every_figure():
@@ -197,7 +197,7 @@ def test_recommend_bad_input_is_one_line_and_exit_2(tmp_path):
     done = advisor("recommend", "--from", "swf:KTH-SP2@150d", "--objective", "speed",
                    "--no-store")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "unknown objective 'speed'" in done.stderr
+    assert "--objective: 'speed' is not one of" in done.stderr
     done = advisor("recommend", "--from", "swf:KTH-SP2@150d", "--candidate", "easy:EXP",
                    "--no-store", "--lock", str(tmp_path / "l"))
     assert done.returncode == 2 and "no form of EXP" in done.stderr
@@ -251,16 +251,16 @@ def test_plans_study_json_bins_and_plot(tmp_path):
     done = advisor("plans", "LLNL-Atlas", *window, "--plot", str(png), "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert [r["name"] for r in doc["runs"]] == ["FCFS", "PLAN 1", "PLAN 2", "PLAN 3"]
+    assert [r["name"] for r in doc["runs"]] == ["EASY-FCFS-FCFS", "PLAN1", "PLAN2", "PLAN3"]
     assert [r["policy"] for r in doc["runs"]] == ["easy:FCFS:FCFS", "plan1", "plan2", "plan3"]
     assert [m["month"] for m in doc["months"]] == ["2007-02"]
-    bins = doc["bins"]["PLAN 2"]
+    bins = doc["bins"]["PLAN2"]
     assert len(bins["size_edges"]) == len(bins["runtime_edges"]) == 16
     assert sum(map(sum, bins["jobs"])) == doc["months"][0]["jobs"] == doc["runs"][0]["jobs"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = advisor("plans", "LLNL-Atlas", *window, "--policy", "plan2:N=20",
                    "--bins", "PLAN2 N=20").stdout
-    assert "PLAN2 N=20" in text and "Fig. 6" in text and "2007-02" in text
+    assert "PLAN2 N=20" in text and "by size and runtime" in text and "2007-02" in text
     done = advisor("replay", "KTH-SP2", "--policy", "plan2:N=5", "--policy", "easy:FCFS",
                    "--json")                    # 440 evaluations a plan: seconds, not minutes
     assert done.returncode == 0, done.stderr
@@ -271,13 +271,13 @@ def test_plans_study_json_bins_and_plot(tmp_path):
 
 
 def test_classes_on_sdsc_blue_and_none_on_kth():
-    """Seed 003's classes as a job-level heuristic: SDSC-BLUE gives field 6 for most jobs;
+    """Frachtenberg et al.'s classes as a job-level heuristic: SDSC-BLUE gives field 6 for most jobs;
     KTH-SP2 gives it for none, and the command says so (exit 2) instead of guessing."""
     done = advisor("classes", "SDSC-BLUE", "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["known"] / doc["jobs"] > 0.9
-    assert [c["class"] for c in doc["classes"]] == ["CS", "F", "DC"]
+    assert [c["class"] for c in doc["classes"]] == ["busy", "mixed", "idle"]
     assert sum(c["jobs"] for c in doc["classes"]) == doc["known"]
     assert "heuristic" in doc["heuristic"]
     kth = advisor("classes", "KTH-SP2")

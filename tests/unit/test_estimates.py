@@ -11,7 +11,7 @@ def test_estimate_models(trace):
     exact = job_arrays(w, Estimates("exact"))
     assert np.array_equal(user.estimate, w.jobs["estimate"].to_numpy())
     assert np.array_equal(exact.estimate, exact.runtime)
-    # seed 001 §3.3: uniform in [r, f*r], drawn from the seed
+    # Mu'alem and Feitelson §3.3: uniform in [r, f*r], drawn from the seed
     f4 = job_arrays(w, Estimates("badness", 4, seed=7))
     r = f4.runtime
     assert (f4.estimate >= r).all() and (f4.estimate <= np.rint(4 * r)).all()

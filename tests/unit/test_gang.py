@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.swf import read_swf, resolve_trace
+from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.engine import EngineConfig, job_arrays, run
 from advisor.engine.gang import run_gang
 

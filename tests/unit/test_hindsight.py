@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 from rich.console import Console
 
-from adapters.swf import read_swf, resolve_trace
+from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.cleaning import trace_window
 from advisor.engine import Estimates
 from advisor.errors import BadInput
@@ -19,7 +19,7 @@ from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, FixedTask, advice_bench
 from advisor.views.hindsight import advice_bench_table
 from advisor.whatif.candidates import history_limits
 from advisor.whatif.online import ReplaySystem
-from advisor.whatif.recommend import Settings
+from advisor.settings import Settings
 from advisor.whatif.runner import make_executor
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from adapters.slurm_apply import check_partitions, merged_fragment
+from advisor.adapters.slurm_apply import check_partitions, merged_fragment
 from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.engine.slurm_layout import FIXED, LIMIT
 from advisor.errors import BadInput

@@ -3,13 +3,13 @@ steers plays on from exactly the state it saw."""
 import numpy as np
 import pytest
 
-from adapters.swf import read_swf
+from advisor.adapters.swf import read_swf
 from advisor.engine import Estimates
 from advisor.engine.slurm import run_slurm, workload_input
 from advisor.plugins.spec import BASELINE, parse_policy
 from advisor.whatif.online import ReplaySystem, compare, online_replay
-from advisor.whatif.recommend import Settings
-from adapters.swf import resolve_trace
+from advisor.settings import Settings
+from advisor.adapters.swf import resolve_trace
 from advisor.whatif.runner import SerialExecutor
 
 
@@ -53,7 +53,7 @@ def test_cutting_the_run_at_decision_points_costs_little(kth_weeks):
     assert (pieces - submit).mean() == pytest.approx((whole - submit).mean(), rel=0.05)
 
 
-def test_seed000_ratio_is_zero_for_the_same_schedule_and_signed(kth_weeks):
+def test_lawson_smirni_ratio_is_zero_for_the_same_schedule_and_signed(kth_weeks):
     system = ReplaySystem(kth_weeks, Estimates(), parse_policy(BASELINE))
     start = system.submit + np.arange(len(system.submit)) % 7 * 100
     weeks, total = compare(kth_weeks, system.runtime, start, start)

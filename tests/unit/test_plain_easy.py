@@ -1,6 +1,6 @@
 """The plain-Python EASY that ``advisor bench`` times the replay against gives the compiled
 engine's schedule, job for job: a second, independent implementation of the same rules."""
-from adapters.swf import read_swf, resolve_trace
+from advisor.adapters.swf import read_swf, resolve_trace
 from advisor import plain_easy
 from advisor.engine import EngineConfig, job_arrays, run
 

@@ -1,4 +1,4 @@
-"""The planner of plan-based scheduling (seed 004): its parameters, the schedule of a
+"""The planner of plan-based scheduling (Zheng et al.): its parameters, the schedule of a
 permutation, the search, and the textbook replay's refusals."""
 import itertools
 

@@ -187,7 +187,7 @@ _ORDERS = st.sampled_from(["fcfs", "lcfs", "spf", "lpf", "sqf", "lqf", "exp"])
 
 
 @settings(max_examples=150, deadline=None)
-@given(_BACKFILLS, _ORDERS, _ORDERS, st.one_of(st.none(), st.integers(0, 40 * 86400)))
+@given(_BACKFILLS, _ORDERS, _ORDERS, st.one_of(st.none(), st.integers(60, 40 * 86400)))
 def test_a_policy_built_from_choices_parses_back_from_its_spec(backfill, primary, second, t):
     reg = registry()
     bf, values = backfill

@@ -19,7 +19,7 @@ from advisor.whatif.candidates import history_limits, slurm_candidate
 from advisor.whatif.futures import draw_sample
 from advisor.whatif.scenario import candidate_input, nice_of, routed
 from advisor.whatif.slurmconf import change_for
-from policies.queues import parse_cuts
+from advisor.policies.queues import parse_cuts
 from tests.conftest import bundled
 from tests.unit.test_futures import _setup
 
@@ -119,7 +119,7 @@ def test_the_honest_setting_sees_nothing_after_the_test(kth):
     twin = MultiQueue(other, 4)
     assert twin.advance(trigger=20) == TRIGGERED and twin.now == state.now
     week = 7 * 86400
-    honest = [score_parts(s, week, setting="honest", users=users, samples=2, seed=5)
+    honest = [score_parts(s, week, futures_kind="sampled", users=users, samples=2, seed=5)
               for s in (state, twin)]
     assert honest[0] == honest[1]
     paper = [score_parts(s, week) for s in (state, twin)]

@@ -1,4 +1,4 @@
-"""The job-level class heuristic (CPU efficiency) that stands in for seed 003's classes."""
+"""The job-level class heuristic (CPU efficiency) that stands in for Frachtenberg et al.'s classes."""
 from __future__ import annotations
 
 import pytest
@@ -25,17 +25,17 @@ def test_efficiency_is_field_6_over_the_runtime_clipped_and_unknown_when_missing
 
 
 def test_classes_shares_and_users_by_their_median_job():
-    w = _workload([(1, 100, 8, 95), (1, 100, 8, 92), (1, 100, 8, 10),    # user 1: CS
-                   (2, 300, 2, 60), (2, 100, 2, 20), (2, 100, 2, 30),    # user 2: DC
+    w = _workload([(1, 100, 8, 95), (1, 100, 8, 92), (1, 100, 8, 10),    # user 1: busy
+                   (2, 300, 2, 60), (2, 100, 2, 20), (2, 100, 2, 30),    # user 2: idle
                    (3, 100, 1, -1)])                                     # unknown
     s = class_shares(w, ClassRule(busy=0.9, idle=0.5))
     assert (s.jobs, s.known) == (7, 6)
     assert list(s.shares["jobs"]) == [2, 0, 4]
     assert s.shares["job_share"].sum() == pytest.approx(1.0)
     cs_hours = 2 * 100 * 8 / 3600
-    assert s.shares.loc["CS", "cpu_hours"] == pytest.approx(cs_hours)
+    assert s.shares.loc["busy", "cpu_hours"] == pytest.approx(cs_hours)
     assert s.shares["cpu_hour_share"].sum() == pytest.approx(1.0)
-    assert dict(s.users) == {"CS": 1, "F": 0, "DC": 1}
+    assert dict(s.users) == {"busy": 1, "mixed": 0, "idle": 1}
 
 
 def test_a_trace_without_field_6_is_refused_not_guessed():

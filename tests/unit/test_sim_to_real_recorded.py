@@ -2,7 +2,7 @@
 
 Each fixture in tests/fixtures/sim-to-real holds, per configuration, the slurm.conf
 settings, the snapshot taken before the first submission and the sacct records of a
-scaled KTH-SP2 window played by ``adapters.slurm_submit.play`` (``bench/sim_to_real.py
+scaled KTH-SP2 window played by ``advisor.adapters.slurm_submit.play`` (``bench/sim_to_real.py
 --save`` writes them). The model is judged offline on what the real slurmctld did:
 
 * the share of jobs started within max(2 s, bf_interval) of their real start is at least

@@ -7,14 +7,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from adapters.swf import read_swf
+from advisor.adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
 from advisor.engine import EngineConfig, job_arrays, run
 from advisor.engine.slurm import (run_slurm, slurm_input, start_times, with_backfill,
                                   workload_input)
 from advisor.engine.slurm_timing import LIVE
 from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snapshot
-from adapters.swf import resolve_trace
+from advisor.adapters.swf import resolve_trace
 
 FCFS_BUILTIN = replace(SchedulingConfig(), scheduler_type="sched/builtin")
 EASY_EXACT = with_backfill(SchedulingConfig(), bf_interval=0, bf_resolution=1,

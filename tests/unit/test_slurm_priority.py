@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters import slurm_json, slurm_text
-from adapters.slurm_cli import assemble
+from advisor.adapters import slurm_json, slurm_text
+from advisor.adapters.slurm_cli import assemble
 from advisor.engine.priority import job_priority, weighted_factors
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -5,8 +5,8 @@ from types import SimpleNamespace as Obj
 
 import pytest
 
-from adapters import slurm_json, slurm_pyslurm, slurm_text
-from adapters.slurm_cli import SlurmCommands
+from advisor.adapters import slurm_json, slurm_pyslurm, slurm_text
+from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.errors import MissingExtra, SourceUnavailable
 from tests.unit.test_slurm_parsers import NOW, OURS, read, squeue_doc
 

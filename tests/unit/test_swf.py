@@ -4,11 +4,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from adapters.swf import format_swf, read_swf, write_swf
+from advisor.adapters.swf import format_swf, read_swf, write_swf
 from advisor.cleaning import CleaningOptions
 from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import SWF_FIELDS
-from adapters.swf import BUNDLED_TRACES
+from advisor.adapters.swf import BUNDLED_TRACES
 
 #: the header and first 1,500 jobs of Archive logs with odd headers (their README)
 HEADERS = Path(__file__).resolve().parents[1] / "fixtures" / "archive-headers"

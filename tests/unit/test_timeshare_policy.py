@@ -27,7 +27,7 @@ from tests.unit.test_futures import _setup
 
 T0 = 1000
 SPEC = "easy:FCFS:FCFS+timeshare/gang:share=0.25:mpl=2"
-CLASSES = (("alice", "DC"), ("bob", "CS"))
+CLASSES = (("alice", "idle"), ("bob", "busy"))
 CONFIG = SchedulingConfig(priority_type="priority/multifactor")
 
 
@@ -133,7 +133,7 @@ def test_users_are_classed_from_the_history_and_their_candidates_simulate(blue):
     snap, history = blue
     classes = history_classes(history)
     kinds = {c for _, c in classes}
-    assert kinds <= {"CS", "F", "DC"} and "DC" in kinds
+    assert kinds <= {"busy", "mixed", "idle"} and "idle" in kinds
     cands = candidates_for(snap, [parse_policy(SPEC)], classes=classes)
     assert len(cands) == 2 and cands[1].fidelity == "approximate"
     sample = draw_sample(snap, history, 86400, seed=1)

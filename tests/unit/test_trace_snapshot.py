@@ -31,7 +31,7 @@ def resumed_starts(workload, spec, moment):
 @pytest.mark.parametrize("spec", ["easy:FCFS:FCFS", "easy:SPF:SPF:T=20h", "none:FCFS",
                                   "depth:SPF:FCFS:k=4", "conservative:FCFS"])
 def test_snapshot_forward_reproduces_the_full_replay_on_kth(trace, spec):
-    workload = trace("KTH-SP2", seed002_filter=False)
+    workload = trace("KTH-SP2", lelong_filter=False)
     full, _ = run(job_arrays(workload), parse_policy(spec).engine_config())
     expected = dict(zip(workload.jobs["job_id"], full))
     end = dict(zip(workload.jobs["job_id"], full + workload.jobs["runtime"].to_numpy()))
@@ -46,7 +46,7 @@ def test_snapshot_forward_reproduces_the_full_replay_on_kth(trace, spec):
 
 
 def test_snapshot_holds_exactly_the_state_at_that_moment(trace):
-    workload = trace("KTH-SP2", seed002_filter=False)
+    workload = trace("KTH-SP2", lelong_filter=False)
     moment = int(workload.jobs["submit"].iloc[5000])
     snap = trace_snapshot(workload, parse_policy("easy:FCFS:FCFS"), moment)
     jobs = workload.jobs.set_index("job_id")
@@ -78,7 +78,7 @@ def test_resume_with_a_first_pass_starts_waiting_jobs_at_once():
 
 
 def test_moments(trace):
-    header = trace("KTH-SP2", seed002_filter=False).header
+    header = trace("KTH-SP2", lelong_filter=False).header
     assert parse_moment("864000", header) == parse_moment("10d", header) == 864000
     # KTH's clock starts at 843480031 (1996-09-23 14:00:31 Europe/Stockholm)
     assert parse_moment("1996-09-24T14:00:31", header) == DAY

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.swf import read_swf, resolve_trace
+from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.multiqueue import a_priori_classes, run_queues
 from advisor.metrics import schedule_table, slowdown_ratio
@@ -83,7 +83,7 @@ def test_honest_online_simulation_still_beats_one_queue_on_kth():
     measured +7.27 against the paper's-setting +10.38 and four fixed queues' +10.27), and the
     decisions it takes are tests of Table 2's kind."""
     from advisor.studies.queue_counts import queue_count_study
-    study = queue_count_study(read_swf(resolve_trace("KTH-SP2")), 100, 2, setting="honest")
+    study = queue_count_study(read_swf(resolve_trace("KTH-SP2")), 100, 2, futures="sampled")
     assert study.r_online > 0
     t2 = study.table2()
     assert 0 < t2["tests"] <= t2["weeks"] and t2["changes"] <= t2["tests"]

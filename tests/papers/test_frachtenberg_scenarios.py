@@ -1,4 +1,4 @@
-"""Seed 003, §3: the four synthetic scenarios on the process-level model, against the
+"""Frachtenberg et al., §3: the four synthetic scenarios on the process-level model, against the
 paper's tables (tolerance 10% per value), with the overheads of studies.coscheduling.FITTED.
 
 Where the model does not reach a value, the test asserts the paper's direction instead and
