@@ -255,8 +255,8 @@ def cmd_history(args, out: Console) -> int:
 def _moment(text: str, now: int, ago: bool = False) -> int:
     """An epoch from a date in this machine's time zone (2026-11-01[T12:00]) or, with
     ``ago``, a duration back (30d); both were checked when the line was parsed."""
-    from advisor.units import _DATE, parse_date, parse_duration
-    if _DATE.match(text.strip()):
+    from advisor.units import is_date, parse_date, parse_duration
+    if is_date(text):
         return int(parse_date(text).timestamp())
     return now - parse_duration(text)
 

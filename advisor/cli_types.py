@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from advisor import units
 from advisor.errors import BadInput, nearest
 
 
@@ -47,15 +48,21 @@ def number(low: float, high: float | None = None, above: bool = False):
     return parse
 
 
-def duration(low: int = 1):
-    """A duration (3600, 90m, 20h, 2d, 1w) of at least ``low`` seconds, as seconds; 0 is
-    allowed when ``low`` is 0."""
-    def parse(text: str) -> int:
-        from advisor.units import parse_duration
+def checked(check):
+    """An argparse type from a check that raises BadInput: the text, once it passes."""
+    def parse(text: str) -> str:
         try:
-            value = parse_duration(text)
+            check(text)
         except BadInput as e:
             raise argparse.ArgumentTypeError(str(e)) from None
+        return text
+    return parse
+
+
+def duration(low: int = 1):
+    """A duration (3600, 90m, 20h, 2d, 1w) of at least ``low`` seconds, as seconds."""
+    def parse(text: str) -> int:
+        value = units.parse_duration(checked(units.parse_duration)(text))
         if value < low:
             raise argparse.ArgumentTypeError(f"'{text}' is too short: give at least "
                                              f"{low} s")
@@ -63,38 +70,13 @@ def duration(low: int = 1):
     return parse
 
 
-def moment(text: str) -> str:
-    """A moment of a trace: a duration since its start or a date that exists (its place in
-    the trace is found once the trace is read)."""
-    from advisor.units import check_moment
-    try:
-        check_moment(text)
-    except BadInput as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
-
-
-def date_moment(text: str) -> str:
-    """A date that exists (2026-11-01, 2026-11-01T08:00)."""
-    from advisor.units import parse_date
-    try:
-        parse_date(text)
-    except BadInput as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
-
-
-def since_moment(text: str) -> str:
-    """How far back: a duration (30d, 12h) or a date that exists."""
-    from advisor.units import _DATE, parse_duration
-    if _DATE.match(text.strip()):
-        return date_moment(text)
-    try:
-        parse_duration(text)
-    except BadInput:
-        raise argparse.ArgumentTypeError(f"'{text}' is neither a duration (30d, 12h) nor a "
-                                         "date (2026-11-01, 2026-11-01T08:00)") from None
-    return text
+#: a moment of a trace: a duration since its start or a date that exists (its place in the
+#: trace is found once the trace is read)
+moment = checked(units.check_moment)
+#: a date that exists (2026-11-01, 2026-11-01T08:00)
+date_moment = checked(units.parse_date)
+#: how far back: a duration (30d, 12h) or a date that exists
+since_moment = checked(units.check_since)
 
 
 def estimates(text: str) -> str:

@@ -48,15 +48,31 @@ def parse_date(text: str) -> datetime:
                        "or 2026-11-01T12:00") from None
 
 
-def check_moment(text: str) -> None:
-    """Whether ``text`` can be a moment of a trace (see ``parse_moment``)."""
-    if _DATE.match(text.strip()):
+def is_date(text: str) -> bool:
+    """Whether ``text`` is written as a date (it may still not exist: ``parse_date``)."""
+    return bool(_DATE.match(text.strip()))
+
+
+def date_or_duration(text: str, forms: str) -> None:
+    """Whether ``text`` is a date that exists or a duration; BadInput saying it is not
+    ``forms`` when it is neither."""
+    if is_date(text):
         parse_date(text)
         return
     try:
         parse_duration(text)
     except BadInput:
-        raise BadInput(f"'{text}' is not a moment; give {MOMENT_FORMS}") from None
+        raise BadInput(f"'{text}' is not {forms}") from None
+
+
+def check_moment(text: str) -> None:
+    """Whether ``text`` can be a moment of a trace (see ``parse_moment``)."""
+    date_or_duration(text, f"a moment; give {MOMENT_FORMS}")
+
+
+def check_since(text: str) -> None:
+    """Whether ``text`` says how far back: a duration (30d, 12h) or a date that exists."""
+    date_or_duration(text, "a duration (30d, 12h) or a date (2026-11-01, 2026-11-01T08:00)")
 
 
 def trace_zone(header: TraceHeader):

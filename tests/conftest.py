@@ -19,3 +19,13 @@ def bundled(name: str, lelong_filter: bool = True):
 @pytest.fixture(scope="session")
 def trace():
     return bundled
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    """No configuration file of this machine's, a state folder of the test's own."""
+    from advisor.adapters import config
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(config, "SYSTEM_CONFIG", tmp_path / "etc" / "advisor.toml")
+    return tmp_path

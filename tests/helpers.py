@@ -34,3 +34,14 @@ def peak_usage(start, runtime, procs) -> int:
         used += delta
         peak = max(peak, used)
     return peak
+
+
+def one_line_error(done, code: int, *texts: str) -> str:
+    """A CLI run that failed as it should: exit ``code``, one line on stderr starting
+    'advisor: ' and holding each of ``texts``, no traceback, nothing on stdout."""
+    assert done.returncode == code, (done.returncode, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("advisor: "), done.stderr
+    assert all(t in lines[0] for t in texts), lines[0]
+    assert "Traceback" not in done.stderr and not done.stdout
+    return lines[0]

@@ -106,6 +106,23 @@ CANDIDATES_LEGEND = (
     "wait under the reference (-: none); risk: ok, or the limits broken")
 
 
+#: the compact layout's fidelity: how faithfully Slurm runs a candidate, in one character
+FIDELITY_MARK = {"exact": "=", "approximate": "~", "none": "!"}
+COMPACT_LEGEND = "fid.: how faithfully Slurm runs it (= exact, ~ approximate, ! none)"
+
+
+class ByWidth:
+    """A renderable chosen for the width it is rendered at (or nothing)."""
+
+    def __init__(self, build):
+        self.build = build
+
+    def __rich_console__(self, console, options):
+        chosen = self.build(options.max_width)
+        if chosen is not None:
+            yield chosen
+
+
 def candidates_table(doc: dict, top: int = 12) -> Group:
     """The candidates simulated, the configuration in effect first, then by gain: the
     objective, gain, wins, waits, push and risk of each. Laid out wide (waits in h:mm:ss)
@@ -133,14 +150,19 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
             style = "bold green" if i and row["spec"] == chosen else \
                 ("bold" if i == 0 else None)
             sep = " ± " if wide else "±"
-            table.add_row(row["label"], row["fidelity"] if wide else row["fidelity"][:6],
+            table.add_row(row["label"], row["fidelity"] if wide else
+                          FIDELITY_MARK.get(row["fidelity"], row["fidelity"][:1]),
                           f"{fmt(row[k])}{sep}{fmt(row[k + '_sd'])}", f"{row['gain']:+.1%}",
                           f"{row['wins']:.0%}", wait(row["avg_wait"]), wait(row["p95_wait"]),
                           wait(row["max_wait"]), _push(row), _risk(row), style=style)
         return table
 
-    return Group(FirstFit(layout(True), layout(False)),
-                 Text(CANDIDATES_LEGEND, style="dim"))
+    wide, compact = layout(True), layout(False)
+    legend = Text(CANDIDATES_LEGEND, style="dim")
+
+    def explained(width: int):       # the compact layout's marks, said when it is used
+        return None if wide.fits(width) else Text(COMPACT_LEGEND, style="dim")
+    return Group(FirstFit(wide, compact), legend, ByWidth(explained))
 
 
 #: the limits a candidate can break, as the risk column names them

@@ -68,6 +68,7 @@ def timeshare_view(study) -> Group:
     head = Text.assemble(
         (f"Time-sliced partition on {study.trace}, {study.window[0]} to "
          f"{study.window[1]}\n", "bold"),
+        "(days of submission, in the trace's time zone)\n",
         f"{g} CPUs gang-scheduled ({s.mpl} jobs per CPU, slice {s.slice_s:g} s, switch "
         f"{s.switch_s:g} s) for the {' and '.join(s.route)} users, {r} CPUs EASY-FCFS;\n"
         "baseline: EASY-FCFS on all CPUs. Users classed by "

@@ -70,8 +70,10 @@ class FitTable:
         return self.needs() <= width
 
     def table(self) -> Table:
+        # no edges and no padding: the box's one-space separators are the only spaces
+        # between columns, so the widths add up to ``needs``
         table = Table(title=self.title, title_justify="left", box=box.SIMPLE,
-                      pad_edge=False, padding=(0, 1, 0, 0))
+                      show_edge=False, pad_edge=False, padding=0)
         for k, c in enumerate(self.columns):
             if c.figure:   # as wide as its widest figure: only a longer header wraps
                 table.add_column(c.name, justify=c.align, width=self.figure_width(k),
@@ -118,10 +120,16 @@ class FirstFit:
 
 
 def _pack(items: list[str], width: int, indent: str) -> list[str]:
-    """``items`` joined by '; ' into lines of at most ``width`` (an item longer than a line
-    gets a line of its own, whole: a terminal wraps it, nothing cuts it)."""
+    """``items`` ('name figure') joined by '; ' into lines of at most ``width``; an item
+    longer than a line goes on two, its name then its figure."""
     lines, line = [], ""
     for item in items:
+        if len(indent + item) > width and " " in item:
+            name, figure = item.rsplit(" ", 1)
+            lines += [line] if line else []
+            lines += [indent + name, indent * 2 + figure]
+            line = ""
+            continue
         candidate = f"{line}; {item}" if line else indent + item
         if line and len(candidate) > width:
             lines.append(line)

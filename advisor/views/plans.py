@@ -20,6 +20,7 @@ def plan_study_view(study: PlanStudy, bins_of: str | None = None) -> Group:
     head = Text.assemble(
         (f"Plans against {base.policy.label} on {study.trace}, {study.window[0]} to "
          f"{study.window[1]}\n", "bold"),
+        "(days of submission, in the trace's time zone)\n",
         "every job ended at its estimate at the latest; utilisation over the whole replay, "
         "waits from submission; gain: the mean wait saved against the baseline (> 0: "
         "better); months better, even and worse than the baseline")

@@ -23,6 +23,7 @@ from advisor.adapters.store import Store
 from advisor.adapters.swf import format_swf, parse_header, read_swf
 from advisor.cli import main
 from advisor.views.advice import recommendation_view
+from tests.helpers import one_line_error
 
 ROOT = Path(__file__).parents[2]
 KTH = "swf:KTH-SP2@150d"
@@ -34,21 +35,10 @@ def run(*args, env=None, **kw):
                           text=True, env={**os.environ, **(env or {})}, **kw)
 
 
-@pytest.fixture()
-def home(tmp_path, monkeypatch):
-    """No configuration file of this machine's, a state folder of the test's own."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setattr(config_files, "SYSTEM_CONFIG", tmp_path / "etc" / "advisor.toml")
-    return tmp_path
 
 
 def _one_line_error(done, code, text):
-    assert done.returncode == code, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("advisor: error: ") and text in lines[0], \
-        done.stderr
-    assert "Traceback" not in done.stderr
+    one_line_error(done, code, "advisor: error: ", text)
 
 
 # 1 and 9: an empty trace, a moment outside the trace

@@ -16,6 +16,7 @@ import pytest
 from advisor.adapters import config as config_files
 from advisor.adapters.swf import resolve_trace
 from advisor.cli import main
+from tests.helpers import one_line_error as one_line
 
 KTH = "swf:KTH-SP2@150d"
 
@@ -25,21 +26,6 @@ def run(*args, env=None, cwd=None):
                           text=True, env={**os.environ, **(env or {})}, cwd=cwd)
 
 
-def one_line(done, code: int, *texts: str) -> str:
-    assert done.returncode == code, (done.returncode, done.stderr)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("advisor: "), done.stderr
-    assert all(t in lines[0] for t in texts), lines[0]
-    assert not done.stdout
-    return lines[0]
-
-
-@pytest.fixture()
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setattr(config_files, "SYSTEM_CONFIG", tmp_path / "etc" / "advisor.toml")
-    return tmp_path
 
 
 # -- dates: every command that takes a moment --------------------------------------------------

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
 from advisor.views.advice import (_hms, _hours, _number, _push, _risk, recommendation_view,
@@ -106,3 +107,27 @@ def test_a_table_too_narrow_for_its_figures_prints_one_block_per_row():
     text = console.export_text()
     assert {"1234567890", "0987654321"} <= words(text)
     assert max(len(line) for line in text.splitlines()) <= 20
+
+
+FIGURE = st.text(alphabet="0123456789.:+-%x±", min_size=1, max_size=14)
+NAME = st.text(alphabet="ABCDEFGHIJKLMNOP-=: ", min_size=1, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(NAME, st.lists(FIGURE, min_size=3, max_size=3)), min_size=1,
+                     max_size=6),
+       width=st.integers(20, 160))
+def test_a_fit_table_never_cuts_a_figure_nor_passes_the_width(rows, width):
+    """Whatever the cells and any width from 20: each figure (up to 14 characters) prints
+    whole, as a table or one block a row, and no line is wider than the width."""
+    table = FitTable("a title", [Col("name", figure=False), Col("a"), Col("bb b"),
+                                 Col("c")])
+    for name, figures in rows:
+        table.add_row(name, *figures)
+    console = Console(width=width, record=True, color_system=None)
+    console.print(table)
+    text = console.export_text()
+    found = words(text)
+    for _, figures in rows:
+        assert set(figures) <= found, (figures, text)
+    assert max(len(line) for line in text.splitlines()) <= width, text
