@@ -164,3 +164,26 @@ def test_the_package_says_its_version():
     import advisor as package
     assert package.__version__ == version("slurm-policy-advisor")
     assert advisor("--version").stdout.strip().endswith(package.__version__)
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import argparse
+
+    from advisor.cli_args import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    silent = [f"{name} {a.option_strings or a.dest}" for name, command in sub.choices.items()
+              for a in command._actions if not a.help]
+    assert not silent, silent
+
+
+def test_a_simulated_schedule_says_what_it_is_in_its_header(tmp_path):
+    out = tmp_path / "cons.swf"
+    done = advisor("replay", "KTH-SP2", "--policy", "conservative:FCFS", "--swf-out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().splitlines()
+    header = [line for line in lines if line.startswith(";")]
+    jobs = len(lines) - len(header)
+    assert f"; MaxRecords: {jobs}" in header and f"; MaxJobs: {jobs}" in header
+    assert not any("EASY scheduler" in line or line.startswith("; EndTime") for line in header)
+    assert any("simulated schedule under CONSERVATIVE-FCFS" in line for line in header)
