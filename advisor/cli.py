@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
-                                _estimates, _load, _progress, _trace_input, _window)
+                                _estimates, _progress, _trace_input)
 from advisor.cli_studies import (cmd_classes, cmd_coscheduling, cmd_plans, cmd_queues,
                                  cmd_timeshare, cmd_tune)
 from advisor.errors import AdvisorError, BadInput
@@ -46,8 +46,6 @@ _signals: list[int] = []
 
 def _commands(args):
     from advisor.adapters.slurm_cli import SlurmCommands
-    if args.slurm_timeout <= 0:
-        raise BadInput("--slurm-timeout must be a positive number of seconds")
     return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
 
 
@@ -135,7 +133,7 @@ def _online(args, out: Console) -> int:
         if not args.against_static:
             raise BadInput("--plot draws the --against-static benchmark: add --against-static")
         _check_output(args.plot, extra=("matplotlib", "plot"))
-    workload, prior = _windowed(args)
+    workload, prior = _trace_input(args, history=True)
     _compile_notice()
     estimates = replace(_estimates(args.estimates), seed=args.seed)
     if args.against_static:
@@ -154,14 +152,6 @@ def _online(args, out: Console) -> int:
     else:
         out.print(online_table(workload, result))
     return EXIT_OK
-
-
-def _windowed(args):
-    """The trace cut to --since/--until with its load raised by --load, and the jobs
-    finished before the window (the history a live cluster would have)."""
-    from advisor.whatif.hindsight import bench_window
-    whole = _load(args)
-    return bench_window(whole, *_window(args, whole), args.load)
 
 
 def _against_static(args, out: Console, workload, every, settings, baseline, estimates,

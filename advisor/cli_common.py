@@ -44,14 +44,17 @@ def _window(args, workload) -> tuple[int | None, int | None]:
     return since, until
 
 
-def _trace_input(args):
+def _trace_input(args, history: bool = False):
     """What every trace command plays, the same way: the trace (filtered as the options
     say) cut to the jobs submitted in [--since, --until), its arrivals made --load times as
-    dense; and the jobs submitted before --since (None without it), the past a study may
-    learn from."""
+    dense; and the past before --since (None without it): the jobs submitted before it, or
+    with ``history`` the jobs finished by then, as a live cluster's sacct would give them."""
     from advisor.cleaning import trace_window
     whole = _load(args)
     since, until = _window(args, whole)
+    if history:
+        from advisor.whatif.hindsight import bench_window
+        return bench_window(whole, since, until, args.load)
     before = whole.jobs[whole.jobs["submit"] < since] if since is not None else None
     return trace_window(whole, since, until, args.load), before
 

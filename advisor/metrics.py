@@ -2,8 +2,8 @@
 
 Definitions (times in seconds):
 * wait = start - submit; response = wait + runtime;
-* bounded slowdown, tau = 10 s: max(1, (wait + runtime) / max(runtime, 10)) (Mu'alem and Feitelson §3.1,
-  with the customary floor at 1);
+* bounded slowdown, tau = 10 s: max(1, (wait + runtime) / max(runtime, 10)) (Mu'alem and
+  Feitelson §3.1, with the customary floor at 1);
 * utilisation = sum(procs * runtime) / (machine * (last end - first submit));
 * makespan = last end - first submit;
 * weeks are counted from the first submit (week 0 holds its first 7 days).
@@ -15,7 +15,8 @@ import pandas as pd
 
 from advisor.model import SECONDS_PER_WEEK
 
-TAU = 10  # seconds: the bounded-slowdown threshold of Mu'alem and Feitelson and Lawson and Smirni
+#: seconds: the bounded-slowdown threshold of Mu'alem and Feitelson, and of Lawson and Smirni
+TAU = 10
 
 
 def schedule_table(submit, start, runtime, procs, job_id=None) -> pd.DataFrame:
@@ -80,9 +81,9 @@ def crashed(runtime, request) -> np.ndarray:
 
 
 def slowdown_ratio(base: pd.DataFrame, other: pd.DataFrame, request) -> pd.Series:
-    """Per-job R = (s1 - s2) / min(s1, s2) of Lawson and Smirni §2.2, `base` giving s1 and `other` s2;
-    R > 0 means `other` served the job better. Both tables hold the same jobs in the same
-    order; crashed jobs (footnote 4) are dropped from the result."""
+    """Per-job R = (s1 - s2) / min(s1, s2) of Lawson and Smirni §2.2, `base` giving s1 and
+    `other` s2; R > 0 means `other` served the job better. Both tables hold the same jobs in
+    the same order; crashed jobs (footnote 4) are dropped from the result."""
     if len(base) != len(other) or not np.array_equal(base["job_id"], other["job_id"]):
         raise ValueError("slowdown ratio needs the same jobs in both schedules")
     s1 = lawson_slowdown(base["wait"], base["runtime"])

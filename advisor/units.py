@@ -75,14 +75,27 @@ def check_since(text: str) -> None:
     date_or_duration(text, "a duration (30d, 12h) or a date (2026-11-01, 2026-11-01T08:00)")
 
 
+def zone(name: str | None):
+    """The time zone ``name`` (an IANA name, as a trace's TimeZoneString); UTC for a name that
+    is not one; None, this machine's zone (as ``datetime`` takes it), when ``name`` is."""
+    if name is None:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return timezone.utc
+
+
+def zone_name(name: str | None) -> str:
+    """How ``zone(name)`` is named in output."""
+    if name is None:
+        return datetime.now().astimezone().tzname() or "local time"
+    return "UTC" if zone(name) is timezone.utc else name
+
+
 def trace_zone(header: TraceHeader):
     """The trace's time zone (its TimeZoneString), UTC when it names none or an unknown one."""
-    if header.time_zone_string:
-        try:
-            return ZoneInfo(header.time_zone_string)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    return timezone.utc
+    return zone(header.time_zone_string or "UTC")
 
 
 def parse_moment(text: str, header: TraceHeader) -> int:
@@ -100,15 +113,11 @@ def parse_moment(text: str, header: TraceHeader) -> int:
     return parse_duration(text)
 
 
-def format_moment(epoch: float, zone: str | None = None) -> str:
-    """An instant as a date in ``zone`` (an IANA name, e.g. a trace's TimeZoneString; UTC
-    when unknown), or, when None, in this machine's zone, as a live cluster's commands
-    print it; the zone is named."""
-    if zone is None:
-        when = datetime.fromtimestamp(epoch).astimezone()
-        return when.strftime("%Y-%m-%d %H:%M:%S ") + (when.tzname() or "local time")
-    try:
-        tz = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        tz, zone = timezone.utc, "UTC"
-    return datetime.fromtimestamp(epoch, tz).strftime("%Y-%m-%d %H:%M:%S ") + zone
+def format_moment(epoch: float, name: str | None = None) -> str:
+    """An instant as a date in the zone ``name`` (an IANA name, e.g. a trace's
+    TimeZoneString; UTC when unknown), or, when None, in this machine's zone, as a live
+    cluster's commands print it; the zone is named."""
+    tz = zone(name)
+    when = datetime.fromtimestamp(epoch, tz).astimezone(tz)
+    return when.strftime("%Y-%m-%d %H:%M:%S ") + (when.tzname() if name is None else
+                                                  zone_name(name))

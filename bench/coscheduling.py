@@ -1,5 +1,5 @@
-"""Frachtenberg et al. on the process-level model: the §3 scenarios against the paper's tables (and
-the time they take), then §5's dynamic workload offered at rising loads under FCFS with
+"""Frachtenberg et al. on the process-level model: the §3 scenarios against the paper's tables
+(and the time they take), then §5's dynamic workload offered at rising loads under FCFS with
 EASY backfilling (batch) and the time-sharing schedulers with MPL 6 on 32 CPUs: accepted
 load (the work done by the last arrival over processors x that time), the same over the
 time to the last end (drained) and mean response, side by side, with each run's time; then

@@ -1,10 +1,11 @@
 """backfill/*: how jobs may start ahead of the primary order.
 
 * none: strict order, no backfilling (start in order until one does not fit);
-* easy: Mu'alem and Feitelson Fig. 2 / Lelong et al. Algorithm 1, one reservation for the first blocked job
-  (the family's default);
+* easy: Mu'alem and Feitelson Fig. 2 / Lelong et al. Algorithm 1, one reservation for the first
+  blocked job (the family's default);
 * depth: the first k blocked jobs (primary order) hold reservations, the rest backfill;
-* conservative: Mu'alem and Feitelson §2.1, every queued job holds a reservation, with compression.
+* conservative: Mu'alem and Feitelson §2.1, every queued job holds a reservation, with
+  compression.
 
 EASY and depth backfill in their own queue's order (``order``: Lelong et al.'s secondary
 ordering, default the primary one). In Slurm (``enact``; docs/slurm-mapping.md,

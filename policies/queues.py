@@ -4,8 +4,8 @@ The machine is split into P partitions, one queue each, and a job goes to the cl
 time limit: class k holds the jobs whose limit is below the k-th boundary, the last class
 everything above (the paper's footnote 8); in Slurm, the jobs whose limit does not exceed
 the class's MaxTime. ``cuts`` gives the P - 1 boundaries; empty, they balance job counts:
-in the textbook engine from the previous week's completed jobs, every week (§2.1; the paper's Fig. 3 as
-``advisor.engine.multiqueue`` reconstructs it), and in Slurm from the limits of the
+in the textbook engine from the previous week's completed jobs, every week (§2.1; the paper's
+Fig. 3 as ``advisor.engine.multiqueue`` reconstructs it), and in Slurm from the limits of the
 history's last week at the time of the advice (``history_cuts``).
 
 Textbook (``configure``): ``advisor.engine.multiqueue``, EASY-FCFS in each queue, a pivot per

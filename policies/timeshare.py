@@ -1,7 +1,7 @@
-"""timeshare/gang: a time-sliced partition for the jobs that leave their CPUs idle (Frachtenberg et al.).
+"""timeshare/gang: a time-sliced partition for the jobs that idle CPUs (Frachtenberg et al.).
 
-Frachtenberg et al. lets processes that do not need coscheduling fill the holes others leave. What a
-Slurm site can run of it is gang scheduling at job level: a partition with
+Frachtenberg et al. lets processes that do not need coscheduling fill the holes others leave.
+What a Slurm site can run of it is gang scheduling at job level: a partition with
 ``OverSubscribe=FORCE:mpl`` under ``PreemptMode=GANG``, whose jobs, up to ``mpl`` per CPU,
 are suspended and resumed whole every ``SchedulerTimeSlice`` (GS of the paper with a slice
 of seconds, not 0.1 s; SB and FCS have no Slurm form). Which jobs share is a job-level

@@ -60,7 +60,7 @@ def place_cache() -> str:
         "user owns, or run it as a systemd service with CacheDirectory=slurm-policy-advisor")
 
 
-PLACE = place_cache()
+place_cache()
 
 
 @njit(cache=True)

@@ -168,8 +168,8 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         return nq + 1, npr + 1, npb + 1
 
     def shadow_of(t, free, need, nrl):
-        """Shadow time and extra processors for a head job needing `need` (Mu'alem and Feitelson Fig.
-        2). Running jobs are taken in order of expected end, then processors. SHADOW_ALL
+        """Shadow time and extra processors for a head job needing `need` (Mu'alem and Feitelson
+        Fig. 2). Running jobs are taken in order of expected end, then processors. SHADOW_ALL
         (textbook) counts every job expected to end exactly at the shadow time toward the
         extra processors; SHADOW_FIRST counts only the jobs up to the first whose release
         satisfies the head job."""
@@ -218,13 +218,15 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         return m
 
     def profile_pass(t, order, npo, border, nb, free, hn, nrl):
-        """Reservation-based backfilling on a free-processor profile (Mu'alem and Feitelson Fig. 1).
+        """Reservation-based backfilling on a free-processor profile (Mu'alem and Feitelson,
+        Fig. 1).
 
         DEPTH: in primary order, a job starts if it fits now, else gets a reservation,
         until `depth` jobs hold one; the others then backfill, in the secondary order, if
         they fit now without delaying any reservation. CONSERVATIVE: every job keeps its
         reservation between passes, and each pass takes each job out and puts it back as
-        early as it fits (compression, Mu'alem and Feitelson §2.1), so no job is ever pushed back.
+        early as it fits (compression, Mu'alem and Feitelson §2.1), so no job is ever pushed
+        back.
         Returns (free processors, heap size, running count, wake-up time)."""
         m = profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf)
         if mode == CONSERVATIVE:  # and the promises made to queued jobs (border) hold theirs

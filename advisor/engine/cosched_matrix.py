@@ -2,8 +2,8 @@
 each CPU of a row holding at most one job; a job takes a contiguous run of CPUs in one row.
 Batch scheduling is the one-row case. Jobs are admitted FCFS with EASY backfilling; with
 more than one row a running job is expected to end at its start plus its estimate times
-the rows (Frachtenberg et al.'s §5: "multiplying the requested run time by the MPL to estimate run
-and reservation times").
+the rows (Frachtenberg et al.'s §5: "multiplying the requested run time by the MPL to estimate
+run and reservation times").
 """
 from __future__ import annotations
 

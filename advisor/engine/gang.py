@@ -9,8 +9,8 @@ scheduling stops whole jobs). Rates change whenever a job starts or ends on shar
 
 A job takes the least loaded nodes with room (idle ones first, ties by index). The queue
 is FCFS with EASY backfilling; a running job is expected to end at its start plus its
-limit times the MPL, as in Frachtenberg et al.'s §5 ("multiplying the requested run time by the MPL to
-estimate run and reservation times"). A job's work is its runtime at full speed; time
+limit times the MPL, as in Frachtenberg et al.'s §5 ("multiplying the requested run time by the
+MPL to estimate run and reservation times"). A job's work is its runtime at full speed; time
 spent suspended does not count against its limit.
 
 A job marked ``alone`` (one already running when a snapshot is taken, from a partition that

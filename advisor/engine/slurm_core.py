@@ -198,7 +198,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     cnt = np.zeros((npart, max(nvals, 1)), np.int64)
     low = np.full(npart, nvals, np.int64)
     # Count mode is the textbook's idealisation, not a Slurm setting: a reservation holds a
-    # CPU count, not nodes, and a job may end exactly when it begins (Mu'alem and Feitelson's EASY).
+    # CPU count, not nodes, and a job may end exactly when it begins (as in Mu'alem and
+    # Feitelson's EASY).
     count_mode = cfg[C_COUNT_RESV] != 0
     # EASY-like on one partition of one-CPU nodes: a cycle's only reservation ends it
     one_reservation = unit and npart == 1 and not count_mode and part_reserve == 1

@@ -139,7 +139,8 @@ def running_remove(rl, n, j):
 
 
 # ---- free-processor profile: pf[i] processors are free in [pt[i], pt[i+1]); the last segment
-# ---- runs to infinity. Mu'alem and Feitelson §2.1 keeps it as a linked list; arrays serve the same.
+# ---- runs to infinity. Mu'alem and Feitelson §2.1 keep it as a linked list; arrays serve
+# ---- the same.
 
 @register_jitable
 def profile_of_running(t, free, rl, nrl, exp_end, procs, pt, pf):
@@ -190,8 +191,8 @@ def profile_add(pt, pf, m, s, e, delta):
 
 @register_jitable
 def profile_anchor(pt, pf, m, need, dur):
-    """Earliest time (the 'anchor point' of Mu'alem and Feitelson Fig. 1) from which `need` processors stay
-    free for `dur` seconds."""
+    """Earliest time (the 'anchor point' of Mu'alem and Feitelson, Fig. 1) from which `need`
+    processors stay free for `dur` seconds."""
     i = 0
     while i < m:
         if pf[i] >= need:

@@ -31,7 +31,8 @@ from advisor.plugins.contract import Context, NoSlurmForm, parse_param, show_val
 from advisor.plugins.enactment import Enactment, compose
 from advisor.plugins.registry import Plugin, registry
 
-#: the policy the advisor compares with when nothing else is said: Lelong et al.'s EASY-FCFS-FCFS
+#: the policy the advisor compares with when nothing else is said: Lelong et al.'s
+#: EASY-FCFS-FCFS
 BASELINE = "easy:FCFS:FCFS"
 #: the short form's positional slots, and the backfill parameter SECONDARY fills
 BACKFILL, ORDERING, BACKFILL_ORDER = "backfill", "ordering", "order"

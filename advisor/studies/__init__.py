@@ -1,1 +1,2 @@
-"""Studies of traces: offline replay, Lelong et al.'s tuning, sim-to-real validation, benchmarks."""
+"""Studies of traces: offline replay, Lelong et al.'s tuning, sim-to-real validation, benchmarks.
+"""

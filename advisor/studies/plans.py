@@ -20,6 +20,7 @@ from advisor.engine import Estimates, JobArrays, job_arrays, make_arrays, run
 from advisor.errors import BadInput
 from advisor.model import Workload
 from advisor.plugins.spec import BASELINE, Policy, parse_policy
+from advisor.units import trace_zone
 
 #: the paper's policies (its FCFS is EASY-FCFS-FCFS), the study's default
 PAPER_POLICIES = (BASELINE, "plan1", "plan2", "plan3")
@@ -161,11 +162,7 @@ def month_of(submit: np.ndarray, header, fmt: str = "%Y-%m") -> np.ndarray:
     if header.unix_start_time is None:
         return ((submit - submit.min()) // (30 * 86400)).astype(str)
     when = pd.to_datetime(submit + header.unix_start_time, unit="s", utc=True)
-    try:
-        when = when.tz_convert(header.time_zone_string or "UTC")
-    except Exception:          # an unknown zone name: UTC, as parse_moment does
-        pass
-    return when.strftime(fmt).to_numpy()
+    return when.tz_convert(trace_zone(header)).strftime(fmt).to_numpy()
 
 
 def plan_study(workload: Workload, policies: Sequence[str] | None = None,

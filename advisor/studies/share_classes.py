@@ -1,7 +1,7 @@
-"""Which jobs would share CPUs: a job-level heuristic standing in for Frachtenberg et al.'s classes.
+"""Which jobs would share CPUs: a job-level heuristic for Frachtenberg et al.'s classes.
 
-Frachtenberg et al. classes *processes* by their communication granularity, measured inside MPI; no
-site logs that. What a site has is each job's CPU efficiency: TotalCPU / (Elapsed x
+Frachtenberg et al. classes *processes* by their communication granularity, measured inside MPI;
+no site logs that. What a site has is each job's CPU efficiency: TotalCPU / (Elapsed x
 AllocCPUS) in sacct, or the SWF's field 6 (average CPU time per processor) over the
 runtime. A job whose CPUs sit idle much of the time leaves holes another job can fill when
 the two share processors; one that keeps them busy gains nothing from sharing, and a

@@ -13,6 +13,7 @@ then); with no window start, from the whole trace, in hindsight (the study says 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,12 +24,17 @@ from advisor.engine import EngineConfig, Estimates, job_arrays, run
 from advisor.engine.gang import run_gang
 from advisor.errors import BadInput
 from advisor.model import Workload
+from advisor.plugins.registry import registry
 from advisor.studies.plans import month_of
 from advisor.studies.share_classes import CLASSES, ClassRule, user_classes
 
 BOUND = 10.0          # seconds: bounded slowdown's floor on the runtime
-#: the ranges of timeshare/gang's parameters (a test holds the two to the same)
-MAX_SHARE, MIN_MPL, MAX_MPL, MIN_SLICE, MAX_SLICE = 0.75, 2, 8, 5, 65533
+
+
+def gang_ranges() -> dict[str, tuple]:
+    """timeshare/gang's parameters' (min, max), which the study takes as its own."""
+    fields = dataclasses.fields(registry().plugin("timeshare", "gang").Params)
+    return {f.name: (f.metadata.get("min"), f.metadata.get("max")) for f in fields}
 
 
 @dataclass(frozen=True)
@@ -42,15 +48,17 @@ class TimeShare:
     route: tuple[str, ...] = ("idle",)
 
     def __post_init__(self):
-        if not 0.0 < self.share <= MAX_SHARE:
+        ranges = gang_ranges()
+        top = ranges["share"][1]
+        if not 0.0 < self.share <= top:
             raise BadInput(f"share={self.share:g}: give the time-sliced partition a fraction "
-                           f"of the machine above 0 and at most {MAX_SHARE:g}")
-        if not MIN_MPL <= self.mpl <= MAX_MPL:
-            raise BadInput(f"mpl={self.mpl}: time sharing takes {MIN_MPL} to {MAX_MPL} jobs "
-                           "per CPU")
-        if not MIN_SLICE <= self.slice_s <= MAX_SLICE or \
-                not 0 <= self.switch_s < self.slice_s:
-            raise BadInput(f"the time slice is {MIN_SLICE} s to {MAX_SLICE} s (Slurm's "
+                           f"of the machine above 0 and at most {top:g}")
+        low, high = ranges["mpl"]
+        if not low <= self.mpl <= high:
+            raise BadInput(f"mpl={self.mpl}: time sharing takes {low} to {high} jobs per CPU")
+        low, high = ranges["slice"]
+        if not low <= self.slice_s <= high or not 0 <= self.switch_s < self.slice_s:
+            raise BadInput(f"the time slice is {low} s to {high} s (Slurm's "
                            "SchedulerTimeSlice) and the switch shorter than it")
         if not self.route or set(self.route) - set(CLASSES):
             raise BadInput(f"route={','.join(self.route)}: name classes among "

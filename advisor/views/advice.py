@@ -14,7 +14,7 @@ from rich.text import Text
 
 from advisor.model import Snapshot
 from advisor.views.fit import Col, FirstFit, FitTable
-from advisor.views.report import _hms, _limit, _when
+from advisor.views.report import _hms, _limit, _when, snapshot_clock
 
 
 def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
@@ -29,7 +29,8 @@ def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
                       "running_cpus": sum(j.cpus for j in run), "pending": len(wait),
                       "pending_cpus": sum(j.cpus for j in wait)})
     waits = [snapshot.time - j.submit_time for j in snapshot.pending]
-    epoch, zone = _epoch(snapshot)
+    offset, zone = snapshot_clock(snapshot)
+    epoch = None if offset is None else snapshot.time + offset
     return {"when": _when(snapshot, snapshot.time), "epoch": epoch, "zone": zone,
             "name": m.name, "nodes": len(m.nodes),
             "cpus": m.cpus, "busy_cpus": busy, "running": len(snapshot.running),
@@ -38,17 +39,6 @@ def cluster_dict(snapshot: Snapshot, top: int = 5) -> dict:
             "top": [{"job": j.job_id, "user": j.user, "cpus": j.cpus,
                      "limit": _limit(j.time_limit), "waited": snapshot.time - j.submit_time,
                      "priority": j.priority} for j in snapshot.pending[:top]]}
-
-
-def _epoch(snapshot: Snapshot) -> tuple[int | None, str | None]:
-    """The snapshot's instant as an epoch (None for a trace without UnixStartTime) and the
-    zone its dates are read and printed in (None: this machine's, as for a live cluster)."""
-    if snapshot.source.get("kind") == "slurm":
-        return snapshot.time, None
-    start = snapshot.source.get("unix_start_time")
-    if not start:
-        return None, None
-    return snapshot.time + int(start), snapshot.source.get("time_zone") or "UTC"
 
 
 def cluster_view(c: dict) -> Group:
@@ -111,18 +101,6 @@ FIDELITY_MARK = {"exact": "=", "approximate": "~", "none": "!"}
 COMPACT_LEGEND = "fid.: how faithfully Slurm runs it (= exact, ~ approximate, ! none)"
 
 
-class ByWidth:
-    """A renderable chosen for the width it is rendered at (or nothing)."""
-
-    def __init__(self, build):
-        self.build = build
-
-    def __rich_console__(self, console, options):
-        chosen = self.build(options.max_width)
-        if chosen is not None:
-            yield chosen
-
-
 def candidates_table(doc: dict, top: int = 12) -> Group:
     """The candidates simulated, the configuration in effect first, then by gain: the
     objective, gain, wins, waits, push and risk of each. Laid out wide (waits in h:mm:ss)
@@ -145,7 +123,8 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
              "risk")
         table = FitTable(title + ("; waits h:mm:ss" if wide else "; waits in hours (h) or "
                                   "minutes (m)"),
-                         [Col(n, figure=n != "candidate") for n in names])
+                         [Col(n, figure=n != "candidate") for n in names],
+                         note="" if wide else COMPACT_LEGEND)
         for i, row in order:
             style = "bold green" if i and row["spec"] == chosen else \
                 ("bold" if i == 0 else None)
@@ -157,12 +136,7 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
                           wait(row["max_wait"]), _push(row), _risk(row), style=style)
         return table
 
-    wide, compact = layout(True), layout(False)
-    legend = Text(CANDIDATES_LEGEND, style="dim")
-
-    def explained(width: int):       # the compact layout's marks, said when it is used
-        return None if wide.fits(width) else Text(COMPACT_LEGEND, style="dim")
-    return Group(FirstFit(wide, compact), legend, ByWidth(explained))
+    return Group(FirstFit(layout(True), layout(False)), Text(CANDIDATES_LEGEND, style="dim"))
 
 
 #: the limits a candidate can break, as the risk column names them

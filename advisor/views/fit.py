@@ -41,6 +41,8 @@ class FitTable:
     columns: list[Col]
     rows: list[list[str | Text]] = field(default_factory=list)
     styles: list[str | None] = field(default_factory=list)
+    #: printed under the table whenever this layout is the one printed (what its marks mean)
+    note: str = ""
 
     def add_row(self, *cells: str | Text, style: str | None = None) -> None:
         """A row of cells: strings, or Text for a styled one (never markup: a name from a
@@ -98,9 +100,14 @@ class FitTable:
         return Group(*parts)
 
     # -- rich --------------------------------------------------------------------------------
+    def render(self, width: int, as_table: bool) -> RenderResult:
+        yield self.table() if as_table else self.vertical(width)
+        if self.note:
+            yield Text(self.note, style="dim")
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
-        yield self.table() if self.fits(width) else self.vertical(width)
+        yield from self.render(width, self.fits(width))
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(min(self.needs(), options.max_width), options.max_width)
@@ -116,7 +123,7 @@ class FirstFit:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         chosen = next((t for t in self.layouts if t.fits(width)), None)
-        yield chosen.table() if chosen else self.layouts[-1].vertical(width)
+        yield from (chosen or self.layouts[-1]).render(width, chosen is not None)
 
 
 def _pack(items: list[str], width: int, indent: str) -> list[str]:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import io
 from datetime import datetime, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from advisor import units
 from advisor.errors import MissingExtra
 from advisor.studies.tune import TuneResult
 
@@ -145,7 +145,7 @@ def report_figure(last: dict, docs: list[dict]):
     cand.set_title(f"The candidates of the run at {cluster.get('when', '?')}", fontsize=9)
     source = _series(last)
     same = sorted((d for d in docs if _series(d) == source), key=_epoch) or [last]
-    zone = _zone(same[-1])
+    zone = units.zone(_zone(same[-1]))
     when = [datetime.fromtimestamp(_epoch(d), zone) for d in same]
     bsld = [d.get("queue_bsld", float("nan")) for d in same]
     hist.plot(when, bsld, "-o", ms=4, color="0.4", lw=0.8, label="a run")
@@ -155,7 +155,7 @@ def report_figure(last: dict, docs: list[dict]):
                      label="a run that recommended a change")
     hist.legend(fontsize=8, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.13))
     hist.set_ylabel("the queue's bounded slowdown at the run (no unit)")
-    hist.set_xlabel(f"the cluster's time at the run ({_zone_name(same[-1])})")
+    hist.set_xlabel(f"the cluster's time at the run ({units.zone_name(_zone(same[-1]))})")
     if len(same) == 1 or when[0] == when[-1]:   # one instant: a day around it, not years
         from datetime import timedelta
         hist.set_xlim(when[0] - timedelta(hours=12), when[0] + timedelta(hours=12))
@@ -195,19 +195,9 @@ def _epoch(doc: dict) -> float:
         return float(doc.get("at", 0))
 
 
-def _zone(doc: dict):
-    """The zone the run's dates are in: the trace's, or this machine's."""
-    name = (doc.get("cluster") or {}).get("zone")
-    if name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            return timezone.utc
-    return datetime.now().astimezone().tzinfo
-
-
-def _zone_name(doc: dict) -> str:
-    return (doc.get("cluster") or {}).get("zone") or str(datetime.now().astimezone().tzname())
+def _zone(doc: dict) -> str | None:
+    """The zone the run's dates are in: the trace's, or this machine's (None)."""
+    return (doc.get("cluster") or {}).get("zone")
 
 
 def _broken(row: dict, base: dict | None, risk: float) -> list[str]:

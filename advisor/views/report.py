@@ -155,18 +155,23 @@ def policies_table() -> Group:
 
 
 # ------------------------------------------------------------------------------ snapshots
+def snapshot_clock(snapshot: Snapshot) -> tuple[int | None, str | None]:
+    """What makes the snapshot's times dates: the epoch of its time 0 (None when a trace does
+    not say it) and the zone its moments are read in (None: this machine's, as Slurm's
+    commands print a live cluster's; a trace's own time zone otherwise)."""
+    if snapshot.source.get("kind") == "slurm":
+        return 0, None
+    start = snapshot.source.get("unix_start_time")
+    return (int(start), snapshot.source.get("time_zone") or "UTC") if start else (None, None)
+
+
 def _when(snapshot: Snapshot, t: int | None) -> str:
-    """An instant of the snapshot, in the zone its moments are read in: a live cluster's in
-    this machine's (as Slurm's commands print them), a trace's in its own time zone when
-    its start is known; the trace's own clock otherwise."""
+    """An instant of the snapshot as a date in its zone, named; the trace's own clock when
+    its start is unknown."""
     if t is None:
         return "-"
-    if snapshot.source.get("kind") == "slurm":
-        return format_moment(t)
-    offset = snapshot.source.get("unix_start_time")
-    if offset:
-        return format_moment(t + int(offset), snapshot.source.get("time_zone") or "UTC")
-    return f"{t:,} s into the trace"
+    offset, zone = snapshot_clock(snapshot)
+    return f"{t:,} s into the trace" if offset is None else format_moment(t + offset, zone)
 
 
 def _limit(seconds: int | None) -> str:

@@ -1,7 +1,7 @@
 """The online advisor against every candidate kept fixed: the benchmark of the advice.
 
-Lawson and Smirni compares its online policy with one static policy, the site's default. A site can
-do better by hand: it can fix the configuration that served the last weeks best. So every
+Lawson and Smirni compares its online policy with one static policy, the site's default. A site
+can do better by hand: it can fix the configuration that served the last weeks best. So every
 candidate of the grid is also played kept fixed, over the same decision points as the
 online run and the baseline (the same cuts cost all alike), and the table ranks them: the
 best in hindsight, and the best within the risk limits against the baseline (its MaxWait
@@ -220,8 +220,8 @@ def best_static(static: pd.DataFrame, key: str
 
 
 def run_figures(wait: np.ndarray, runtime: np.ndarray, base_wait: np.ndarray) -> dict:
-    """AvgWait, p95 and MaxWait, the mean bounded slowdown, and Lawson and Smirni's mean R against
-    the baseline (> 0: this run served the jobs better)."""
+    """AvgWait, p95 and MaxWait, the mean bounded slowdown, and Lawson and Smirni's mean R
+    against the baseline (> 0: this run served the jobs better)."""
     wait = wait.astype(np.float64)
     s_base, s_run = lawson_slowdown(base_wait, runtime), lawson_slowdown(wait, runtime)
     return {"avg_wait": float(wait.mean()), "p95_wait": float(np.percentile(wait, 95)),

@@ -1,5 +1,5 @@
-"""Honest online replay (Lawson and Smirni §3): the advisor runs at every decision point of a trace,
-and the simulated system switches to what it recommends.
+"""Honest online replay (Lawson and Smirni §3): the advisor runs at every decision point of a
+trace, and the simulated system switches to what it recommends.
 
 The "real" system is the engine's slurm mode playing the trace's jobs with their actual
 runtimes, one interval at a time. At each decision point it stops, and the advisor gets
@@ -9,9 +9,9 @@ nothing submitted later) and the history of the jobs finished by then. Its recom
 system plays on to the next decision point. The baseline is the same trace, cut at the same
 points, with the starting configuration kept throughout: the cuts cost both runs alike.
 
-Results follow Lawson and Smirni §2.2: per job, the bounded slowdown s = 1 + wait / max(10, runtime)
-and the slowdown ratio R = (s_static - s_online) / min(s_static, s_online) (R > 0: online
-is better); per week of submission and overall, the mean R, AvgWait and MaxWait.
+Results follow Lawson and Smirni §2.2: per job, the bounded slowdown s = 1 + wait / max(10,
+runtime) and the slowdown ratio R = (s_static - s_online) / min(s_static, s_online) (R > 0:
+online is better); per week of submission and overall, the mean R, AvgWait and MaxWait.
 """
 from __future__ import annotations
 

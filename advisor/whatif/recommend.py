@@ -27,8 +27,8 @@ The horizon grows from ``horizon`` to the queue's drain time, up to ``horizon_ma
 jobs at its tail start, and a candidate that delays them day after day looks safe on each
 day (CTC-SP2 online, docs/advice.md).
 Hysteresis: when the last stored recommendation still wins, a different winner replaces it
-only if it beats it by another ``min_gain``. Lawson and Smirni's trigger (optional): simulate only
-when the queue's bounded slowdown now exceeds ``trigger``.
+only if it beats it by another ``min_gain``. Lawson and Smirni's trigger (optional): simulate
+only when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from advisor.model import SECONDS_PER_WEEK, Snapshot
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
-from advisor.settings import OBJECTIVES, Settings  # noqa: F401  (re-exported)
+from advisor.settings import Settings
 from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
                                        history_limits, slurm_candidate)
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
@@ -92,8 +92,8 @@ class Recommendation:
 
 
 def queue_slowdown(snapshot: Snapshot) -> float:
-    """Lawson and Smirni's trigger measure, from what is known now: the mean bounded slowdown the
-    pending jobs would have if they started now and ran to their limits."""
+    """Lawson and Smirni's trigger measure, from what is known now: the mean bounded slowdown
+    the pending jobs would have if they started now and ran to their limits."""
     if not snapshot.pending:
         return 1.0
     wait = np.array([snapshot.time - j.submit_time for j in snapshot.pending], float)

@@ -1,5 +1,5 @@
-"""Lelong et al. (Lelong, Reis & Trystram 2017), Tables 1 and 2, on the whole cleaned traces with
-the paper's filter (§7.2: drop jobs with p~_j < p_j and jobs wider than the machine).
+"""Lelong et al. (Lelong, Reis & Trystram 2017), Tables 1 and 2, on the whole cleaned traces
+with the paper's filter (§7.2: drop jobs with p~_j < p_j and jobs wider than the machine).
 
 Tolerance: every AvgWait within 3% of the table under both shadow-tie rules; CTC-SP2's
 EASY-FCFS-FCFS MaxWait (176090 s) exactly, under the rule that matches it ('first').

@@ -1,5 +1,5 @@
-"""Mu'alem and Feitelson (Feitelson & Mu'alem Weil), Table 2, "users" row: average bounded slowdown on the
-complete KTH workload with the users' own estimates: EASY 81, conservative 84.
+"""Mu'alem and Feitelson (Feitelson & Mu'alem Weil), Table 2, "users" row: average bounded
+slowdown on the complete KTH workload with the users' own estimates: EASY 81, conservative 84.
 
 Tolerance: 10%. The trace is the PWA's cleaned KTH-SP2 log with Lelong et al.'s filter (the 1999
 paper's exact job set is not published); bounded slowdown uses tau = 10 s.

@@ -60,7 +60,8 @@ def test_deterministic(arrays, config):
 @given(workloads(no_overruns=True), st.sampled_from(ORDERS), st.sampled_from(["all", "first"]))
 def test_easy_head_never_starts_after_its_reservation(arrays, secondary, shadow):
     # With FCFS as the primary order the head keeps its reservation until it starts, and
-    # with no job overrunning its estimate, nothing can push it back (Mu'alem and Feitelson Property 2).
+    # with no job overrunning its estimate, nothing can push it back (Mu'alem and Feitelson
+    # Property 2).
     config = EngineConfig(backfill="easy", secondary=secondary, shadow=shadow)
     start, reservation = run(arrays, config)
     reserved = reservation >= 0

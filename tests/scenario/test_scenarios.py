@@ -9,8 +9,8 @@ from tests.helpers import starts
 # ---- backfilling variants --------------------------------------------------------------
 # Machine of 4. J1 holds 3 processors until 10. J2 (2 procs) is the blocked head: shadow 10,
 # extra 4 - 2 = 2. J3 wants the whole machine. J4 (1 proc, 30 s) can run on an extra
-# processor: EASY starts it at 3, which pushes J3 back to 33 (Mu'alem and Feitelson Property 1); the
-# conservative schedule had already promised J3 the slot [20, 30), so J4 waits until 30.
+# processor: EASY starts it at 3, which pushes J3 back to 33 (Mu'alem and Feitelson Property 1);
+# the conservative schedule had already promised J3 the slot [20, 30), so J4 waits until 30.
 BACKFILL = [(0, 3, 10), (1, 2, 10), (2, 4, 10), (3, 1, 30)]
 
 

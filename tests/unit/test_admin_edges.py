@@ -88,7 +88,8 @@ def test_a_failed_write_still_shows_and_records_the_run(home, monkeypatch, capsy
     import advisor.adapters.files
 
     def full(*args, **kw):
-        raise advisor.adapters.files.SourceUnavailable("cannot write change/: No space left on device")
+        raise advisor.adapters.files.SourceUnavailable("cannot write change/: No space left on "
+                                                       "device")
 
     monkeypatch.setattr(advisor.adapters.files, "replace_folder", full)
     store = home / "runs.sqlite"

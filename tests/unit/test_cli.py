@@ -271,8 +271,8 @@ def test_plans_study_json_bins_and_plot(tmp_path):
 
 
 def test_classes_on_sdsc_blue_and_none_on_kth():
-    """Frachtenberg et al.'s classes as a job-level heuristic: SDSC-BLUE gives field 6 for most jobs;
-    KTH-SP2 gives it for none, and the command says so (exit 2) instead of guessing."""
+    """Frachtenberg et al.'s classes as a job-level heuristic: SDSC-BLUE gives field 6 for most
+    jobs; KTH-SP2 gives it for none, and the command says so (exit 2) instead of guessing."""
     done = advisor("classes", "SDSC-BLUE", "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

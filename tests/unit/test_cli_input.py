@@ -47,7 +47,7 @@ def test_impossible_dates_are_one_line_with_the_expected_form(args):
 
 
 @pytest.mark.parametrize("command", ["snapshot", "recommend"])
-def test_an_impossible_moment_in_a_source_is_bad_input(command):
+def test_an_impossible_moment_in_a_source_is_bad_input(command, home):
     one_line(run(command, "--from", "swf:KTH-SP2@1996-02-30T10:00", "--no-store"
                  if command == "recommend" else "--json"), 2, "1996-02-30T10:00",
              "not a date that exists")

@@ -7,7 +7,8 @@ import pytest
 
 from advisor.model import SECONDS_PER_WEEK
 from advisor.plugins.spec import parse_policy
-from advisor.whatif.recommend import (MIN_TAIL_JOBS, Settings, Tails, decide, recommend,
+from advisor.settings import Settings
+from advisor.whatif.recommend import (MIN_TAIL_JOBS, Tails, decide, recommend,
                                       reference_tails)
 from advisor.whatif.scenario import METRICS, Task, evaluate, tail_push
 from tests.conftest import bundled

@@ -6,7 +6,8 @@ import pytest
 
 from advisor.whatif.candidates import candidates_for, slurm_candidate
 from advisor.plugins.spec import parse_policy
-from advisor.whatif.recommend import (TASKS_PER_WORKER, Settings, batch_bounds, decide,
+from advisor.settings import Settings
+from advisor.whatif.recommend import (TASKS_PER_WORKER, batch_bounds, decide,
                                       simulate)
 from advisor.whatif.runner import ProcessExecutor, SerialExecutor
 from advisor.whatif.scenario import METRICS

@@ -1,4 +1,5 @@
-"""The job-level class heuristic (CPU efficiency) that stands in for Frachtenberg et al.'s classes."""
+"""The job-level class heuristic (CPU efficiency) standing in for Frachtenberg et al.'s classes.
+"""
 from __future__ import annotations
 
 import pytest
