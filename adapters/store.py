@@ -75,6 +75,17 @@ class Store:
         row = self.db.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
         return row[0] if row else None
 
+    def last_change_time(self, source: str | None = None) -> int | None:
+        """The snapshot time of the most recent run that recommended a change: when the
+        configuration in effect was last changed on the advice (the minimum dwell)."""
+        sql = "SELECT snapshot_time FROM runs WHERE change = 1"
+        args: tuple = ()
+        if source:
+            sql += " AND source = ?"
+            args = (source,)
+        row = self.db.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
     def runs(self, limit: int = 20) -> list[dict]:
         """The last ``limit`` runs, newest first, with the figures a history shows: the
         queue's bounded slowdown, the chosen candidate's gain, and whether --apply ran

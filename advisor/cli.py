@@ -59,7 +59,8 @@ def _settings(args, **changes):
                  history_weeks=args.history_weeks,
                  conservative_up_to=args.conservative_up_to, policies=policies,
                  reference=parse_policy(args.reference) if args.reference else None,
-                 history_floor=not args.no_history_floor)
+                 history_floor=not args.no_history_floor, past=not args.no_past,
+                 dwell=args.dwell, race=args.race)
     settings = Settings(**{**given, **changes})
     settings.check()
     return settings
@@ -272,11 +273,13 @@ def cmd_recommend(args, out: Console) -> int:
         snap, source = _snapshot(args)
         history = _history(snap, source, settings.history_weeks)
         previous = store.last_recommended(args.source) if store else None
+        since = store.last_change_time(args.source) if store else None
         _compile_notice()
         executor = _executor(args)
         try:
             with _progress("simulating") as on_progress:
-                rec = recommend(snap, history, settings, executor, previous, on_progress)
+                rec = recommend(snap, history, settings, executor, previous, on_progress,
+                                in_effect_since=since)
         finally:
             executor.close()
         chosen = rec.candidates[rec.chosen]

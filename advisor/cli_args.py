@@ -118,8 +118,16 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trigger", type=number(0), metavar="T", help="simulate only when the "
                    "queue's bounded slowdown exceeds T (Lawson and Smirni's trigger)")
     p.add_argument("--history-weeks", type=count(1), default=d.history_weeks,
-                   help=f"weeks of finished jobs that futures are drawn from (default "
-                   f"{d.history_weeks})")
+                   help=f"weeks of finished jobs that futures are drawn from and that are "
+                   f"replayed under each candidate (default {d.history_weeks})")
+    p.add_argument("--no-past", action="store_true", help="judge on the sampled futures "
+                   "alone, not also on the last --history-weeks replayed")
+    p.add_argument("--dwell", default=d.dwell, type=duration(0), help="recommend a change "
+                   "at most this often unless the evidence is overwhelming (default "
+                   f"{format_duration(d.dwell)}; 0: any day)")
+    p.add_argument("--race", type=count(0), default=d.race, metavar="N", help="sample "
+                   "futures only for the N candidates best on the past replayed (and the "
+                   f"configuration in effect and the reference; default {d.race}; 0: all)")
     p.add_argument("--conservative-up-to", type=count(0), default=d.conservative_up_to,
                    metavar="N", help="the default grid simulates conservative backfilling "
                    "and plans only while at most N jobs are pending (default "

@@ -33,6 +33,9 @@ class Settings:
     conservative_up_to: int = LONG_QUEUE   # the default grid's long queue, in pending jobs
     reference: Policy | None = None        # risk limits against this policy (None: current)
     history_floor: bool = True             # ... and no lower than it gives on the history
+    past: bool = True          # the last history_weeks replayed under each candidate, weighed
+    dwell: int = 7 * 86400     # a change at most this often, unless the evidence overwhelms
+    race: int = 6              # futures for the best this many by the past (0: for all)
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -47,6 +50,8 @@ class Settings:
             raise BadInput("--conservative-up-to must be a number of pending jobs, >= 0")
         if self.history_weeks < 1:
             raise BadInput("--history-weeks must be at least 1")
+        if self.dwell < 0 or self.race < 0:
+            raise BadInput("--dwell must be a duration >= 0 and --race a count >= 0")
 
     def as_dict(self) -> dict:
         """JSON-ready: the policies as their specs."""

@@ -1,21 +1,30 @@
-"""The advice against the best static policy (issue 22's benchmark): on windows of real
-traces, the online advisor (daily decisions by default, objective avg_wait, 4 samples, risk
-limits against EASY-FCFS-FCFS) against EASY-FCFS-FCFS and against every candidate of the
-default grid kept fixed over the same decision points (``advisor.whatif.hindsight``). One
-row per trace: the baseline, the best static candidate in hindsight, the best within the
-risk limit, the advice; AvgWait, MaxWait, and the ratios the issue judges; and the advice
-against the site's pick: the best within risk over the weeks before the window
-(``past_pick``), what a site tuning by hand on its log would fix.
+"""The advice against what a site would pick by hand, on windows kept apart from its tuning.
 
-    .venv/bin/python bench/advice.py [--traces SPEC,...] [--weeks 12] [--every 1d]
-                                     [--samples 4] [--workers 2] [--out DIR] [--cache DIR]
-                                     [--seeds 0,1,2] [--horizon 1d] [--min-gain G] ...
+Each window is 4 weeks of warm-up under the baseline (EASY-FCFS-FCFS) then WEEKS weeks
+judged, of one trace at a load factor. On every window, over the jobs submitted in the
+judged weeks:
+* the baseline, and every candidate of the default grid, kept fixed over all 4 + WEEKS
+  weeks (re-enacted at each daily cut, as ``advisor.whatif.hindsight.fixed_starts``);
+* the oracle: the best of those in hindsight within the risk limit (MaxWait and p95 wait
+  at most ``risk`` times the baseline's over the judged weeks);
+* the site's pick: the best within the risk limit over the 4 warm-up weeks (each candidate
+  kept fixed there), put in effect at the first judged day and kept;
+* the rolling pick: the same rule re-applied every week on the 4 weeks before, an automated
+  hand-tuner (it reads each candidate's fixed run over those weeks: the jobs still running
+  then count with their ends, as a site replaying its log a few days later would);
+* the advice (``online_replay``, a decision every day from the first judged day, its
+  history the trace's jobs finished by then), once per seed.
+Every run shares the warm-up and the daily cuts; the differences are paired by window.
 
-SPEC is TRACE@WEEK[xLOAD]: a bundled trace's name or an SWF file, the window's first week
-(counted from the trace's first submission) and the factor its arrivals are made denser by.
---out writes each trace's JSON document and weekly PNG there; --cache keeps the runs kept
-fixed (they do not depend on the advisor's settings), so that a change to the decision is
-measured in the time of its online replays alone.
+    .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
+        [--cache DIR] [--out DIR] [--tag NAME] [Settings knobs...]
+    .venv/bin/python bench/advice.py summary --out DIR [--tags a,b] [--set tuning]
+
+The windows were fixed once, before any decision was measured on them, by one rule: for
+each trace, the 12 weeks starting at 30% and at 65% of its span, at its own load where
+the baseline keeps a queue there, raised where it does not (Sandia-Ross x1.3, LLNL-Atlas
+x1.2). The tuning set holds the five traces the decision had been shaped on before; the
+validation set five it never saw. A file not bundled is looked up in ``--archive``.
 """
 from __future__ import annotations
 
@@ -24,194 +33,256 @@ import dataclasses
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
 
 from advisor.adapters.swf import read_swf, resolve_trace  # noqa: E402
+from advisor.engine import job_arrays  # noqa: E402
 from advisor.model import SECONDS_PER_WEEK, trace_machine  # noqa: E402
-from advisor.plugins.spec import parse_policy  # noqa: E402
-from advisor.units import parse_duration  # noqa: E402
-from advisor.views.hindsight import advice_bench_png  # noqa: E402
-from advisor.whatif.hindsight import (advice_bench, bench_window, fixed_runs,  # noqa: E402
-                                      past_pick, static_policies)
-from advisor.whatif.candidates import history_limits  # noqa: E402
+from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
 from advisor.settings import Settings  # noqa: E402
+from advisor.units import parse_duration  # noqa: E402
+from advisor.whatif.candidates import history_limits  # noqa: E402
+from advisor.whatif.hindsight import (bench_window, best_within_risk,  # noqa: E402
+                                      fixed_runs, rolling_picks, run_figures,
+                                      static_policies, switching_starts)
+from advisor.whatif.online import online_replay  # noqa: E402
 from advisor.whatif.runner import make_executor  # noqa: E402
 
-TRACES = ("CTC-SP2@10", "SDSC-SP2@10", "KTH-SP2@20", "SDSC-BLUE@10")
+WEEKS, BEFORE, DAY = 8, 4, 86400
+SETS = {
+    "tuning": ("KTH-SP2@14", "KTH-SP2@30", "CTC-SP2@14", "CTC-SP2@31", "SDSC-SP2@31",
+               "SDSC-SP2@67", "SDSC-BLUE@41", "SDSC-BLUE@90", "HPC2N@54", "HPC2N@117"),
+    "validation": ("SDSC-Par@15", "SDSC-Par@34", "LANL-CM5@30", "LANL-CM5@66",
+                   "SDSC-DS@15", "SDSC-DS@34", "Sandia-Ross@48x1.3", "Sandia-Ross@105x1.3",
+                   "LLNL-Atlas@8x1.2", "LLNL-Atlas@17x1.2"),
+}
+#: two-sided 95% Student t quantiles by degrees of freedom (1..30; beyond: 1.96)
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
+        2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+        2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+KNOBS = (("horizon", str), ("horizon_max", str), ("min_gain", float), ("min_wins", float),
+         ("risk", float), ("history_weeks", int), ("samples", int), ("dwell", str),
+         ("race", int))
 
 
-@dataclass(frozen=True)
+def trace_file(name: str, archive: Path | None) -> str:
+    """A bundled trace's name, else the Archive file in ``archive`` whose name starts so."""
+    try:
+        return str(resolve_trace(name))
+    except Exception:
+        if archive is None:
+            raise SystemExit(f"{name} is not bundled: give --archive DIR") from None
+        found = sorted(archive.glob(f"{name}-*.swf*"))
+        if not found:
+            raise SystemExit(f"no {name}-*.swf* in {archive}") from None
+        return str(found[0])
+
+
 class Window:
-    trace: str
-    week: int
-    load: float
+    """One window: the trace's jobs of 4 + WEEKS weeks, the history before, the cut."""
 
-    @classmethod
-    def parse(cls, spec: str) -> "Window":
-        trace, _, rest = spec.partition("@")
+    def __init__(self, spec: str, archive: Path | None):
+        self.spec = spec
+        name, _, rest = spec.partition("@")
         week, _, load = rest.partition("x")
-        return cls(trace, int(week or 0), float(load or 1.0))
+        self.load = float(load or 1.0)
+        whole = read_swf(trace_file(name, archive))
+        a = int(whole.jobs["submit"].min()) + int(week) * SECONDS_PER_WEEK
+        span = int((BEFORE + WEEKS) * SECONDS_PER_WEEK * self.load)
+        self.workload, self.prior = bench_window(whole, a, a + span, self.load)
+        self.submit = self.workload.jobs["submit"].to_numpy(np.int64)
+        self.cut = int(self.submit.min()) + BEFORE * SECONDS_PER_WEEK
+        self.judged = self.submit >= self.cut
+        self.runtime = job_arrays(self.workload).runtime
+        self.limits = history_limits(self.prior)
+        self.machine = trace_machine(self.workload)
 
-    @property
-    def name(self) -> str:
-        return Path(self.trace).name.split("-19")[0].split("-20")[0].split(".swf")[0]
+    def figures(self, start: np.ndarray, mask: np.ndarray | None = None,
+                base: np.ndarray | None = None) -> dict:
+        m = self.judged if mask is None else mask
+        wait = (start - self.submit)[m]
+        ref = wait if base is None else (base - self.submit)[m]
+        return run_figures(wait, self.runtime[m], ref)
+
+
+def references(w: Window, executor, cache: Path | None, risk: float) -> dict:
+    """The fixed runs, the oracle, the site's pick and the rolling pick of window ``w``."""
+    path = cache / f"{w.spec.replace('/', '_')}-{WEEKS}w.npz" if cache else None
+    policies = static_policies(w.machine, w.limits)
+    if path is not None and path.exists():
+        data = np.load(path, allow_pickle=False)
+        fixed = {str(lab): (str(sp), data[f"start{k}"])
+                 for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
+    else:
+        fixed = fixed_runs(w.workload, DAY, policies, executor, limits=w.limits)
+        if path is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+            labels = list(fixed)
+            np.savez(path, labels=np.array(labels),
+                     specs=np.array([fixed[k][0] for k in labels]),
+                     **{f"start{k}": fixed[lab][1] for k, lab in enumerate(labels)})
+    name = parse_policy(BASELINE).label
+    pick = best_within_risk(w.submit, w.runtime, fixed, w.submit < w.cut, risk, name)
+    schedule = rolling_picks(w.submit, w.runtime, fixed, w.cut, WEEKS, BEFORE, risk, name)
+    rolling = [label for _, label in schedule]
+    runs = {"baseline": fixed[name][1],
+            "site's pick": switching_starts(w.workload, DAY, policies, [(w.cut, pick)],
+                                            w.limits),
+            "rolling pick": switching_starts(w.workload, DAY, policies, schedule, w.limits)}
+    base = runs["baseline"]
+    table = {label: w.figures(start, base=base) for label, (_, start) in fixed.items()}
+    oracle = best_within_risk(w.submit, w.runtime, fixed, w.judged, risk, name)
+    runs["oracle"] = fixed[oracle][1]
+    changes = sum(a != b for a, b in zip([name, *rolling], rolling))
+    return {"runs": runs, "oracle": oracle, "pick": pick, "rolling": rolling,
+            "rolling_changes": changes, "static": table}
+
+
+def run(args) -> None:
+    knobs = {}
+    for name, kind in KNOBS:
+        value = getattr(args, name)
+        if value is not None:
+            knobs[name] = parse_duration(value) if name in ("horizon", "horizon_max",
+                                                             "dwell") else kind(value)
+    if args.futures_only:
+        knobs["past"] = False
+    settings = Settings(objective="avg_wait", **{"samples": 4, **knobs})
+    args.out.mkdir(parents=True, exist_ok=True)
+    specs = args.windows.split(",") if args.windows else SETS[args.set]
+    for spec in specs:
+        began = time.perf_counter()
+        w = Window(spec, args.archive)
+        executor = make_executor(args.workers, "process")
+        try:
+            ref = references(w, executor, args.cache, settings.risk)
+            print(f"{spec}: {int(w.judged.sum())} jobs judged, references "
+                  f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+            base = ref["runs"]["baseline"]
+            doc = {"window": spec, "set": next((k for k, v in SETS.items() if spec in v), ""),
+                   "jobs": int(w.judged.sum()), "weeks": WEEKS, "oracle": ref["oracle"],
+                   "pick": ref["pick"], "rolling": ref["rolling"],
+                   "rolling_changes": ref["rolling_changes"],
+                   "runs": {n: w.figures(s, base=base) for n, s in ref["runs"].items()},
+                   "static": ref["static"], "advice": []}
+            for seed in (int(s) for s in args.seeds.split(",")):
+                t = time.perf_counter()
+                seeded = dataclasses.replace(settings, seed=seed)
+                online = online_replay(w.workload, DAY, seeded, executor, prior=w.prior,
+                                       first=w.cut)
+                doc["advice"].append({
+                    "seed": seed, "wall_s": time.perf_counter() - t,
+                    **w.figures(online.start, base=base),
+                    "changes": sum(d.changed for d in online.decisions),
+                    "decisions": [dataclasses.asdict(d) for d in online.decisions]})
+                print(f"{spec} seed {seed}: {time.perf_counter() - t:.0f} s",
+                      file=sys.stderr, flush=True)
+            doc["settings"] = settings.as_dict()
+        finally:
+            executor.close()
+        name = spec.replace("/", "_") + (f"-{args.tag}" if args.tag else "")
+        (args.out / f"{name}.json").write_text(json.dumps(doc, indent=1))
+    summary(args.out, [args.tag], specs)
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    """The mean and the half-width of its 95% interval (Student t over the values)."""
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return float(v.mean()), float("nan")
+    se = v.std(ddof=1) / np.sqrt(len(v))
+    return float(v.mean()), float(se * (T975[len(v) - 2] if len(v) <= 31 else 1.96))
+
+
+def summary(out: Path, tags: list[str], specs: list[str]) -> None:
+    """Per window and over windows: each advice's mean wait against each reference."""
+    for tag in tags:
+        docs = []
+        for spec in specs:
+            path = out / (spec.replace("/", "_") + (f"-{tag}" if tag else "") + ".json")
+            if path.exists():
+                docs.append(json.loads(path.read_text()))
+        if not docs:
+            continue
+        print(f"\n## {tag or 'advice'}: {len(docs)} windows, {WEEKS} weeks judged each, "
+              f"mean wait (s); gains < 0: the advice waits less\n")
+        print("| window | jobs | baseline | oracle | site's pick | rolling pick (changes) "
+              "| advice (changes) | vs pick | vs rolling | vs oracle | vs baseline "
+              "| MaxWait / baseline |")
+        print("|---|" + "---|" * 11)
+        gains = {k: [] for k in ("pick", "rolling", "oracle", "baseline")}
+        roll = {k: [] for k in ("pick", "oracle", "baseline")}
+        ratios, changes, per_week = [], [], []
+        for d in docs:
+            r = d["runs"]
+            adv = d["advice"]
+            a = float(np.mean([x["avg_wait"] for x in adv]))
+            ch = float(np.mean([x["changes"] for x in adv]))
+            mx = max(x["max_wait"] for x in adv) / max(r["baseline"]["max_wait"], 1.0)
+            ratios.append(mx)
+            changes.append(ch)
+            per_week.append(ch / d["weeks"])
+            row = {}
+            for key, name in (("pick", "site's pick"), ("rolling", "rolling pick"),
+                              ("oracle", "oracle"), ("baseline", "baseline")):
+                per_seed = [x["avg_wait"] / r[name]["avg_wait"] - 1 for x in adv]
+                row[key] = float(np.mean(per_seed))
+                gains[key].append(row[key])
+            for key, name in (("pick", "site's pick"), ("oracle", "oracle"),
+                              ("baseline", "baseline")):
+                roll[key].append(r["rolling pick"]["avg_wait"] / r[name]["avg_wait"] - 1)
+            pick = r["site's pick"]["avg_wait"]
+            print(f"| {d['window']} | {d['jobs']:,} | {r['baseline']['avg_wait']:,.0f} | "
+                  f"{r['oracle']['avg_wait']:,.0f} {d['oracle']} | "
+                  f"{pick:,.0f} {d['pick']} | "
+                  f"{r['rolling pick']['avg_wait']:,.0f} ({d['rolling_changes']}) | "
+                  f"{a:,.0f} ({ch:g}) | {row['pick']:+.1%} | {row['rolling']:+.1%} | "
+                  f"{row['oracle']:+.1%} | {row['baseline']:+.1%} | {mx:.2f} |")
+        print()
+        for key in gains:
+            m, h = interval(gains[key])
+            print(f"* advice vs {key}: {m:+.1%} ± {h:.1%} (95%, {len(gains[key])} windows)"
+                  f"; worst window {max(gains[key]):+.1%}")
+        for key in roll:
+            m, h = interval(roll[key])
+            print(f"* rolling pick vs {key}: {m:+.1%} ± {h:.1%}")
+        print(f"* advice MaxWait / baseline's: at most {max(ratios):.2f}; better than the "
+              f"baseline's mean wait in {sum(g < 0 for g in gains['baseline'])} of "
+              f"{len(docs)} windows")
+        print(f"* changes per week: advice {np.mean(per_week):.2f} (at most "
+              f"{max(per_week):.2f}); rolling pick "
+              f"{np.mean([d['rolling_changes'] / d['weeks'] for d in docs]):.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--traces", default=",".join(TRACES))
-    ap.add_argument("--weeks", type=int, default=12)
-    ap.add_argument("--every", default="1d")
-    ap.add_argument("--samples", type=int, default=4)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", type=Path, help="directory for each run's JSON and PNG")
-    ap.add_argument("--cache", type=Path, help="directory keeping the runs kept fixed")
-    ap.add_argument("--tag", default="", help="added to the names of the files written")
-    ap.add_argument("--no-prior", action="store_true", help="the advisor's history starts "
-                    "empty at the window's start (as before issue 22)")
-    ap.add_argument("--seeds", default="0", help="the advisor's seeds, one run each "
-                    "(comma-separated): one run per trace cannot tell a few per cent apart")
-    for name, kind in (("horizon", str), ("horizon_max", str), ("min_gain", float),
-                       ("min_wins", float), ("risk", float), ("history_weeks", int)):
-        ap.add_argument("--" + name.replace("_", "-"), type=kind, help="Settings." + name)
-    ap.add_argument("--no-history-floor", dest="history_floor", action="store_false",
-                    default=None, help="the risk limits from the futures alone")
-    ap.add_argument("--pick-weeks", type=int, default=4, help="the site's pick: the best "
-                    "static candidate within risk over the weeks before the window (0: none)")
-    ap.add_argument("--policies", help="the advice's only candidates (specs, comma-"
-                    "separated; the runs kept fixed stay the whole grid)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--set", choices=SETS, default="tuning")
+    r.add_argument("--windows", help="windows instead of a set (TRACE@WEEK[xLOAD],...)")
+    r.add_argument("--archive", type=Path, help="folder of the Archive's SWF files")
+    r.add_argument("--seeds", default="0")
+    r.add_argument("--workers", type=int, default=2)
+    r.add_argument("--cache", type=Path, help="keeps each window's fixed runs")
+    r.add_argument("--out", type=Path, default=Path("advice-bench"))
+    r.add_argument("--tag", default="")
+    r.add_argument("--futures-only", action="store_true", help="Settings.past = False")
+    for name, _ in KNOBS:
+        r.add_argument("--" + name.replace("_", "-"), help="Settings." + name)
+    s = sub.add_parser("summary")
+    s.add_argument("--out", type=Path, default=Path("advice-bench"))
+    s.add_argument("--tags", default="")
+    s.add_argument("--set", choices=SETS, default="tuning")
     args = ap.parse_args()
-    knobs = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)
-             if getattr(args, f.name, None) is not None
-             and f.name not in ("samples", "policies")}
-    if args.policies:
-        knobs["policies"] = tuple(parse_policy(p) for p in args.policies.split(","))
-    for name in ("horizon", "horizon_max"):
-        if name in knobs:
-            knobs[name] = parse_duration(knobs[name])
-    settings = Settings(objective="avg_wait", samples=args.samples, **knobs)
-    every = parse_duration(args.every)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-    out = Console(width=200)
-    table = Table(title=f"The advice against the best static candidate: {args.weeks}-week "
-                  f"windows, decisions every {args.every}, {args.samples} samples, avg_wait")
-    for col in ("trace@week xload", "jobs", "baseline", "best static", "best within risk",
-                "online", "vs best in risk", "vs site's pick", "MaxWait x base", "R",
-                "changes", "wall"):
-        table.add_column(col, justify="left" if col.startswith("trace") else "right")
-    for spec in args.traces.split(","):
-        w = Window.parse(spec)
-        whole = read_swf(resolve_trace(w.trace))
-        t0 = int(whole.jobs["submit"].min()) + w.week * SECONDS_PER_WEEK
-        workload, prior = bench_window(whole, t0, t0 + args.weeks * SECONDS_PER_WEEK, w.load)
-        limits = history_limits(prior)
-        gaps, to_pick = [], []
-        executor = make_executor(args.workers, "process")
-        try:
-            # the runs kept fixed do not depend on the advisor's seed: once per window
-            began = time.perf_counter()
-            fixed = cached_fixed(args.cache, spec, args.weeks, every, workload, limits,
-                                 executor)
-            print(f"{spec}: {len(fixed)} runs kept fixed, {time.perf_counter() - began:.0f} s",
-                  file=sys.stderr)
-            pick = ""
-            if args.pick_weeks:
-                # the candidate a site would fix by hand from its log of the weeks before
-                past, _ = bench_window(whole, t0 - args.pick_weeks * SECONDS_PER_WEEK, t0,
-                                       w.load)
-                pick = past_pick(past, every, settings, limits, executor, cached_fixed(
-                    args.cache, f"{spec}-before", args.pick_weeks, every, past, limits,
-                    executor))
-            for seed in [int(v) for v in args.seeds.split(",")]:
-                seeded = dataclasses.replace(settings, seed=seed)
-                began = time.perf_counter()
-                bench = advice_bench(workload, every, seeded, executor, limits=limits,
-                                     fixed=fixed, prior=None if args.no_prior else prior)
-                wall = time.perf_counter() - began
-                picked(bench, pick)
-                gaps.append(bench.total["online_vs_best_safe"])
-                to_pick.append(bench.total["online_vs_pick"])
-                table.add_row(*row(w, seed, bench, wall))
-                print(f"{spec} seed {seed}: {bench.total['jobs']} jobs, {wall:.0f} s",
-                      file=sys.stderr)
-                if args.out:
-                    write(args.out / f"{w.name}-{w.week}-x{w.load:g}{args.tag}"
-                          f"{'-seed%d' % seed if seed else ''}", w, args.weeks, wall, bench,
-                          seeded)
-        finally:
-            executor.close()
-        if len(gaps) > 1 and None not in gaps:
-            table.add_row(f"{w.name}@{w.week} mean", "", "", "", "", "",
-                          f"{sum(gaps) / len(gaps):+.1%}",
-                          f"{sum(to_pick) / len(to_pick):+.1%}" if pick else "",
-                          "", "", "", "")
-    out.print(table)
-
-
-def picked(bench, pick: str) -> None:
-    """Adds the site's pick (``past_pick``) and the advice against it to ``bench.total``."""
-    runs = bench.table.set_index("name")
-    online = runs.iloc[-1]["avg_wait"]
-    bench.total["pick"] = str(runs.loc[pick, "spec"]) if pick else None
-    bench.total["online_vs_pick"] = (float(online / runs.loc[pick, "avg_wait"] - 1.0)
-                                     if pick else None)
-
-
-def row(w: Window, seed: int, bench, wall: float) -> list[str]:
-    """One run's cells: the baseline, the two best static runs and the advice."""
-    t, runs = bench.total, bench.table.set_index("spec")
-    base, online = bench.table.iloc[0], bench.table.iloc[-1]
-    best = runs.loc[bench.best]
-    safe = runs.loc[bench.best_safe] if bench.best_safe else None
-    return [f"{w.name}@{w.week} x{w.load:g} seed {seed}", str(t["jobs"]),
-            f"{base.avg_wait:,.0f}", f"{best.avg_wait:,.0f} {bench.best}",
-            f"{safe.avg_wait:,.0f} {bench.best_safe}" if safe is not None else "-",
-            f"{online.avg_wait:,.0f}",
-            f"{t['online_vs_best_safe']:+.1%}" if safe is not None else "-",
-            f"{t['online_vs_pick']:+.1%} {t['pick']}" if t.get("pick") else "-",
-            f"{t['max_wait_over_baseline']:.2f}", f"{online.r:+.2f}", str(t["changes"]),
-            f"{wall:.0f} s"]
-
-
-def write(stem: Path, w: Window, weeks: int, wall: float, bench, settings) -> None:
-    """The run's JSON document and its weekly PNG."""
-    doc = {"trace": w.trace, "week": w.week, "load": w.load, "weeks": weeks, "wall_s": wall,
-           "settings": settings.as_dict(), **bench.as_dict()}
-    stem.with_suffix(".json").write_text(json.dumps(doc, indent=1))
-    stem.with_suffix(".png").write_bytes(advice_bench_png(bench, stem.name))
-
-
-def cached_fixed(cache: Path | None, spec: str, weeks: int, every: int, workload, limits,
-                 executor) -> dict:
-    """The default grid kept fixed over the window; from ``cache`` those it holds (the
-    others are run and added)."""
-    path = cache / f"{spec.replace('/', '_')}-{weeks}w-{every}s.npz" if cache else None
-    kept = {}
-    if path is not None and path.exists():
-        data = np.load(path, allow_pickle=False)
-        kept = {str(label): (str(spec_), data[f"start{k}"])
-                for k, (label, spec_) in enumerate(zip(data["labels"], data["specs"]))}
-    policies = static_policies(trace_machine(workload), limits)
-    missing = [p for p in policies if p.label not in kept]
-    if not missing:
-        return {p.label: kept[p.label] for p in policies}
-    fresh = fixed_runs(workload, every, missing, executor, limits=limits)
-    fixed = {p.label: kept.get(p.label) or fresh[p.label] for p in policies}
-    if path is not None:
-        cache.mkdir(parents=True, exist_ok=True)
-        labels = list(fixed)
-        np.savez(path, labels=np.array(labels), specs=np.array([fixed[k][0] for k in labels]),
-                 **{f"start{k}": fixed[label][1] for k, label in enumerate(labels)})
-    return fixed
+    if args.command == "run":
+        run(args)
+    else:
+        summary(args.out, args.tags.split(","), list(SETS[args.set]))
 
 
 if __name__ == "__main__":

@@ -149,7 +149,7 @@ class SimulatedAnnealingPlan(PluginBase):
         return Enactment(
             sets={"priority_type": "priority/multifactor"} if basic else {},
             clears=NEUTRAL_WEIGHTS if basic else {}, site_factor=order,
-            fidelity="approximate",
+            fidelity="approximate", replayable=False,
             caveats=CAVEATS + ((THRESHOLD_CAVEAT,) if params.T else ()))
 
 

@@ -135,6 +135,9 @@ class Enactment:
     fidelity: str = "exact"
     caveats: tuple[str, ...] = ()
     by: tuple[str, ...] = ()          # the plugins it comes from (filled by compose)
+    #: enacted once, it keeps its effect over weeks of jobs (False: it orders only the jobs
+    #: pending when it is made, as a plan): the recent past can be replayed under it
+    replayable: bool = True
 
     def apply(self, config: SchedulingConfig) -> SchedulingConfig:
         """``config`` with what this enactment clears, then what it sets."""
@@ -208,4 +211,5 @@ def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
     return Enactment(sets=sets, clears=clears,
                      **{part: value for part, (_, value) in single.items()},
                      fidelity=FIDELITIES[worst], caveats=tuple(caveats),
-                     by=tuple(key for key, _ in parts))
+                     by=tuple(key for key, _ in parts),
+                     replayable=all(e.replayable for _, e in parts))

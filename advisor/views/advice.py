@@ -90,9 +90,11 @@ def floor_line(doc: dict) -> str:
 
 #: what the candidates table's columns say, printed under it
 CANDIDATES_LEGEND = (
-    "gain: how much better than the configuration in effect (> 0: better, as everywhere in "
-    "the advisor's output); wins: the share of sampled futures it is better in; waits from "
-    "now; push: the job pushed furthest past the reference's longest wait, its wait over its "
+    "past: how much better than the configuration in effect on the last weeks of jobs "
+    "replayed under it (> 0: better, as everywhere in the advisor's output; -: no replay, "
+    "as for a plan); gain: the same over the sampled futures (-: not sampled, clearly "
+    "behind on the past); wins: the share of futures it is better in; waits from now; "
+    "push: the job pushed furthest past the reference's longest wait, its wait over its "
     "wait under the reference (-: none); risk: ok, or the limits broken")
 
 
@@ -101,26 +103,37 @@ FIDELITY_MARK = {"exact": "=", "approximate": "~", "none": "!"}
 COMPACT_LEGEND = "fid.: how faithfully Slurm runs it (= exact, ~ approximate, ! none)"
 
 
+def _rank(row: dict) -> float:
+    """A candidate's place: its gain on the past replayed, else on the futures."""
+    for key in ("past_gain", "gain"):
+        if row.get(key) is not None:
+            return -row[key]
+    return float("inf")
+
+
 def candidates_table(doc: dict, top: int = 12) -> Group:
-    """The candidates simulated, the configuration in effect first, then by gain: the
-    objective, gain, wins, waits, push and risk of each. Laid out wide (waits in h:mm:ss)
-    where the width allows, compact (waits in hours or minutes) where it does not, and one
-    block per candidate below that: every figure whole at any width."""
+    """The candidates, the configuration in effect first, then by their gain on the past
+    replayed (else on the futures): the objective, gains, wins, waits, push and risk of
+    each. Laid out wide (waits in h:mm:ss) where the width allows, compact (waits in hours
+    or minutes) where it does not, and one block per candidate below that: every figure
+    whole at any width."""
     settings, rows = doc["settings"], doc["candidates"]
     chosen = doc["chosen"]["spec"] if doc["change"] else None
     k = settings["objective"]
-    title = (f"Candidates over {settings['samples']} sampled futures of "
+    weeks = (f"the last {settings['history_weeks']} weeks replayed and "
+             if settings.get("past") else "")
+    title = (f"Candidates over {weeks}{settings['samples']} sampled futures of "
              f"{settings['horizon'] // 3600} h (mean ± sd)")
-    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, -r[1]["gain"]))[:top + 1]
+    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, _rank(r[1])))[:top + 1]
 
     def layout(wide: bool) -> FitTable:
         wait = _hms if wide else _hours
         fmt = wait if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
                                         else f"{v:.2f}" if wide else _number(v))
-        names = ("candidate", "fidelity", k, "gain", "wins", "avg wait", "p95 wait",
+        names = ("candidate", "fidelity", k, "past", "gain", "wins", "avg wait", "p95 wait",
                  "max wait", "push", "risk") if wide else \
-            ("candidate", "fid.", _short(k), "gain", "wins", "avg", "p95", "max", "push",
-             "risk")
+            ("candidate", "fid.", _short(k), "past", "gain", "wins", "avg", "p95", "max",
+             "push", "risk")
         table = FitTable(title + ("; waits h:mm:ss" if wide else "; waits in hours (h) or "
                                   "minutes (m)"),
                          [Col(n, figure=n != "candidate") for n in names],
@@ -129,18 +142,30 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
             style = "bold green" if i and row["spec"] == chosen else \
                 ("bold" if i == 0 else None)
             sep = " ± " if wide else "±"
+            sampled = row.get("sampled", True) and row[k] is not None
+
+            def cell(text, ok=sampled):
+                return text() if ok else "-"
+
             table.add_row(row["label"], row["fidelity"] if wide else
                           FIDELITY_MARK.get(row["fidelity"], row["fidelity"][:1]),
-                          f"{fmt(row[k])}{sep}{fmt(row[k + '_sd'])}", f"{row['gain']:+.1%}",
-                          f"{row['wins']:.0%}", wait(row["avg_wait"]), wait(row["p95_wait"]),
-                          wait(row["max_wait"]), _push(row), _risk(row), style=style)
+                          cell(lambda: f"{fmt(row[k])}{sep}{fmt(row[k + '_sd'])}"),
+                          _percent(row.get("past_gain")),
+                          cell(lambda: f"{row['gain']:+.1%}"), cell(lambda: f"{row['wins']:.0%}"),
+                          cell(lambda: wait(row["avg_wait"])), cell(lambda: wait(row["p95_wait"])),
+                          cell(lambda: wait(row["max_wait"])), _push(row), _risk(row),
+                          style=style)
         return table
 
     return Group(FirstFit(layout(True), layout(False)), Text(CANDIDATES_LEGEND, style="dim"))
 
 
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1%}"
+
+
 #: the limits a candidate can break, as the risk column names them
-LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push"}
+LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push", "past": "past"}
 
 
 def _risk(row: dict) -> str:
@@ -148,6 +173,8 @@ def _risk(row: dict) -> str:
     named."""
     if row["safe"]:
         return "ok"
+    if row.get("sampled") is False and not row.get("over"):
+        return "-"
     return ",".join(LIMITS[n] for n in row["over"]) if "over" in row else "over"
 
 
@@ -170,7 +197,7 @@ def _short(objective: str) -> str:
 def _push(row: dict) -> str:
     """``tail_push``: '-' when no job waits beyond the reference's longest wait (or a run
     stored before it existed), 'never' (null) when a job would never start."""
-    if "tail_push" not in row or row["tail_push"] == 0:
+    if "tail_push" not in row or row["tail_push"] == 0 or row.get("sampled") is False:
         return "-"
     return "never" if row["tail_push"] is None else f"{row['tail_push']:.1f}x"
 

@@ -168,6 +168,59 @@ def past_pick(past: Workload, every: int, settings: Settings,
     return "" if pick is None else str(pick["name"])
 
 
+def best_within_risk(submit: np.ndarray, runtime: np.ndarray, runs: dict, mask: np.ndarray,
+                     risk: float, baseline: str, key: str = "avg_wait") -> str:
+    """What a site tuning by hand on those jobs would fix: the name of the run of ``runs``
+    (name: (spec, starts)) best by ``key`` over the jobs of ``mask``, among those whose
+    MaxWait and p95 wait there are within ``risk`` times the ``baseline`` run's (the
+    baseline itself when none is)."""
+    def figures(start):
+        return run_figures((start - submit)[mask], runtime[mask], (start - submit)[mask])
+
+    base = figures(runs[baseline][1])
+    best, name = np.inf, baseline
+    for label, (_, start) in runs.items():
+        f = figures(start)
+        if (f["max_wait"] <= risk * base["max_wait"] and
+                f["p95_wait"] <= risk * base["p95_wait"] and f[key] < best):
+            best, name = f[key], label
+    return name
+
+
+def rolling_picks(submit: np.ndarray, runtime: np.ndarray, runs: dict, first: int,
+                  weeks: int, before: int, risk: float, baseline: str) -> list[tuple[int, str]]:
+    """The rolling pick, an automated hand-tuner: at ``first`` and every week after it for
+    ``weeks`` weeks, ``best_within_risk`` over the jobs submitted in the ``before`` weeks
+    before (each run kept fixed there). (time, name) per week."""
+    t0 = int(submit.min())
+    out = []
+    for k in range(weeks):
+        at = first + k * SECONDS_PER_WEEK
+        mask = (submit >= max(at - before * SECONDS_PER_WEEK, t0)) & (submit < at)
+        out.append((at, best_within_risk(submit, runtime, runs, mask, risk, baseline)))
+    return out
+
+
+def switching_starts(workload: Workload, every: int, policies: list[Policy],
+                     schedule: list[tuple[int, str]], limits: tuple[int, ...] = (),
+                     estimates: Estimates = Estimates()) -> np.ndarray:
+    """Start times with the baseline in effect until the first (time, label) of
+    ``schedule``, then each label's policy from its time on, enacted anew at every
+    decision point (as ``fixed_starts``: a plan orders the jobs pending there)."""
+    by_label = {p.label: p for p in policies}
+    system = ReplaySystem(workload, estimates, parse_policy(BASELINE))
+    machine = trace_machine(workload)
+
+    def decide(t, snap, history, current):
+        label = next((name for at, name in reversed(schedule) if t >= at), None)
+        if label is None:
+            return current
+        return slurm_candidate(by_label[label], SchedulingConfig(), machine, limits,
+                               queue_state(snap))
+
+    return system.play(system.decision_points(every), decide)
+
+
 def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineResult,
            every: int, settings: Settings) -> AdviceBench:
     """The table of ``runs`` (name: (spec, starts)), the best static runs, the weeks."""

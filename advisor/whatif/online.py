@@ -63,11 +63,13 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
                   executor: Executor | None = None, baseline: Policy | None = None,
                   estimates: Estimates = Estimates(),
                   on_progress: Callable[[int, int], None] | None = None,
-                  prior: pd.DataFrame | None = None) -> OnlineResult:
+                  prior: pd.DataFrame | None = None, first: int | None = None
+                  ) -> OnlineResult:
     """The trace under the advisor's recommendations, decided every ``every`` seconds, and
     under ``baseline`` (default EASY-FCFS-FCFS) throughout. ``prior``: the jobs finished
     before the trace's first submission (``history_from_workload``), which every decision's
-    history starts with, as sacct's would."""
+    history starts with, as sacct's would; ``first``: no decision before this time (the
+    baseline runs until then, as a site's configuration before it asks)."""
     baseline = baseline or parse_policy(BASELINE)
     # risk limits against the baseline, not against whatever is in effect: a chain of
     # changes, each within the limits of the last, could otherwise drift far from it
@@ -76,12 +78,17 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
     points = system.decision_points(every)
     static = system.play(points, lambda t, snap, hist, cur: cur)
     decisions: list[Decision] = []
+    since = [None]        # when the configuration in effect was put in effect
 
     def decide(t: int, snap: Snapshot, history: pd.DataFrame, cur: Candidate) -> Candidate:
+        if first is not None and t < first:
+            return cur
         rec = recommend(snap, history, settings, executor,
                         previous=cur.spec if cur.spec != baseline.spec else None, site=cur.site,
-                        route=cur.enactment.route)
+                        route=cur.enactment.route, in_effect_since=since[0])
         new = rec.candidates[rec.chosen] if rec.change else cur
+        if rec.change:
+            since[0] = t
         decisions.append(Decision(t, rec.triggered, new.spec, rec.change, rec.reason))
         if on_progress:
             on_progress(len(decisions), len(points))

@@ -32,6 +32,7 @@ only when the queue's bounded slowdown now exceeds ``trigger``.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
@@ -47,9 +48,11 @@ from advisor.plugins.contract import Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
 from advisor.settings import Settings
+from advisor.units import format_duration
 from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
                                        history_limits, slurm_candidate)
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
+from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
@@ -76,6 +79,7 @@ class Recommendation:
     table: list[dict] = field(default_factory=list)
     left_out: str = ""           # what the default grid left out, and why
     floor: "Tails | None" = None  # the reference's tails on the history (limits' floor)
+    past: PastReplay | None = None  # the candidates on the last weeks replayed
 
     @property
     def change(self) -> bool:
@@ -104,10 +108,12 @@ def queue_slowdown(snapshot: Snapshot) -> float:
 def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Settings(),
               executor: Executor | None = None, previous: str | None = None,
               on_progress: Callable[[int, int], None] | None = None,
-              site: object | None = None, route: object | None = None) -> Recommendation:
+              site: object | None = None, route: object | None = None,
+              in_effect_since: int | None = None) -> Recommendation:
     """Simulate, compare, decide. ``history``: finished jobs (``advisor.whatif.futures``);
     ``previous``: the spec recommended last time (hysteresis); ``site`` and ``route``: the
-    site-factor rule and the route in effect, when known."""
+    site-factor rule and the route in effect, when known; ``in_effect_since``: when the
+    configuration in effect was put in effect (the minimum dwell), when known."""
     settings.check()
     limits, classes = history_limits(history), history_classes(history)
     context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
@@ -129,11 +135,29 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     if settings.history_floor and settings.reference is not None:
         floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
                                 settings.history_weeks)
-    results = simulate(snapshot, history, candidates, settings, executor, on_progress, ref,
+    past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor)
+            if settings.past else None)
+    raced = race_field(candidates, past, settings, ref, previous)
+    sampled = simulate(snapshot, history, [candidates[i] for i in raced], settings, executor,
+                       on_progress, raced.index(ref),
                        settings.risk * floor.max_wait if floor else None)
-    chosen, reason, table = decide(candidates, results, settings, previous, ref, floor)
+    results = np.full((len(candidates), *sampled.shape[1:]), np.nan)
+    results[raced] = sampled
+    close = close_call(results, settings, past, ref)
+    if close is not None:
+        # the decision hangs on one candidate's futures: as many samples again for it
+        more = sorted({0, ref, close})
+        extra = simulate(snapshot, history, [candidates[i] for i in more], settings,
+                         executor, None, more.index(ref),
+                         settings.risk * floor.max_wait if floor else None, settings.samples)
+        results = np.concatenate([results, np.full_like(results, np.nan)], axis=1)
+        results[more, settings.samples:] = extra
+    dwell = (max(0, in_effect_since + settings.dwell - snapshot.time)
+             if in_effect_since is not None else 0)
+    chosen, reason, table = decide(candidates, results, settings, previous, ref, floor, past,
+                                   dwell)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
-                          True, len(history), table, left_out, floor)
+                          True, len(history), table, left_out, floor, past)
 
 
 class Tails(NamedTuple):
@@ -195,18 +219,18 @@ def reference_index(candidates: list[Candidate], policy: Policy | None,
 def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
              settings: Settings, executor: Executor | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             ref: int = 0, allow: float | None = None) -> np.ndarray:
+             ref: int = 0, allow: float | None = None, first: int = 0) -> np.ndarray:
     """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
     against candidate ``ref``, a job counted as pushed only past a wait of ``allow``
-    seconds from its submission, when given."""
+    seconds from its submission, when given; the samples numbered from ``first``."""
     runtimes = RuntimeModel(history)
     arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
     executor = executor or SerialExecutor()
     batches = batch_bounds(len(candidates), settings.samples, executor.workers)
     tasks, where = [], []
     for s in range(settings.samples):
-        sample = draw_sample(snapshot, history, settings.horizon, _seed(settings.seed, s),
-                             runtimes, arrivals)
+        sample = draw_sample(snapshot, history, settings.horizon,
+                             _seed(settings.seed, first + s), runtimes, arrivals)
         for c0, c1 in batches:
             tasks.append(Task(snapshot, tuple(candidates[c0:c1]), sample, settings.horizon))
             where.append((s, c0))
@@ -246,66 +270,208 @@ def risk_limit(risk: float, reference: float, floor: float = 0.0) -> float:
     return max(risk * float(reference) + RISK_SLACK, risk * float(floor))
 
 
+#: how a reason names each objective's figure
+WORDS = {"avg_wait": "the mean wait", "avg_bsld": "the mean bounded slowdown",
+         "p95_wait": "the 95th-percentile wait", "utilization": "the idle CPU time"}
+#: a change within the minimum dwell needs this many times ``min_gain`` in both the past
+#: replayed and the futures
+OVERWHELMING = 3.0
+
+
+def past_safe(past: PastReplay, ref: int, risk: float) -> np.ndarray:
+    """Per candidate: its MaxWait and p95 wait over the replayed weeks within ``risk`` times
+    the reference's (False where it has no replay)."""
+    mx, p95 = past.figure("max_wait"), past.figure("p95_wait")
+    with np.errstate(invalid="ignore"):
+        return ((mx <= risk_limit(risk, mx[ref])) & (p95 <= risk_limit(risk, p95[ref])))
+
+
+def past_gain(past: PastReplay, objective: str) -> np.ndarray:
+    """Per candidate: how much better than the configuration in effect (candidate 0) it did
+    on the replayed weeks (NaN: no replay, or an objective the replay cannot judge)."""
+    if objective not in PAST_OBJECTIVES:
+        return np.full(len(past.results), np.nan)
+    fig = past.figure(objective)
+    return (fig[0] - fig) / max(abs(float(fig[0])), 1e-9)
+
+
+#: what a replay of finished jobs can judge (every one of them runs: not utilisation)
+PAST_OBJECTIVES = ("avg_wait", "avg_bsld", "p95_wait")
+
+
+def race_field(candidates: list[Candidate], past: PastReplay | None, settings: Settings,
+               ref: int = 0, previous: str | None = None) -> list[int]:
+    """The candidates whose futures are sampled: all, or with a past replay and ``race``,
+    the configuration in effect, the reference, the last recommendation, every candidate
+    without a replay, and the ``race`` best on the replayed weeks within the risk limit
+    there (sequential elimination: the others lost clearly on weeks of real jobs)."""
+    everyone = list(range(len(candidates)))
+    if past is None or not settings.race or settings.objective not in PAST_OBJECTIVES:
+        return everyone
+    gain, safe = past_gain(past, settings.objective), past_safe(past, ref, settings.risk)
+    ranked = [i for i in np.argsort(-np.where(safe, gain, -np.inf), kind="stable")
+              if safe[i]][:settings.race]
+    keep = {0, ref, *(int(i) for i in ranked)}
+    keep |= {i for i, c in enumerate(candidates) if np.isnan(gain[i]) or c.spec == previous}
+    return sorted(keep)
+
+
+def close_call(results: np.ndarray, settings: Settings, past: PastReplay | None,
+               ref: int = 0) -> int | None:
+    """The candidate the past replayed favours (within its risk limit, winning by
+    ``min_gain``) when its futures, sample by sample against the configuration in effect,
+    are within two standard errors of no gain: the call more samples should settle."""
+    if past is None or settings.objective not in PAST_OBJECTIVES or results.shape[1] < 2:
+        return None
+    gain = past_gain(past, settings.objective)
+    fit = past_safe(past, ref, settings.risk) & (gain >= settings.min_gain)
+    fit[0] = False
+    if not fit.any():
+        return None
+    best = int(np.argmax(np.where(fit, gain, -np.inf)))
+    k = METRICS.index(settings.objective)
+    diff = (results[0, :, k] - results[best, :, k]) / max(abs(results[0, :, k].mean()), 1e-9)
+    if np.isnan(diff).any():
+        return None
+    se = diff.std(ddof=1) / np.sqrt(len(diff))
+    return best if abs(diff.mean()) < 2 * se else None
+
+
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
-           previous: str | None = None, ref: int = 0, floor: Tails | None = None
-           ) -> tuple[int, str, list[dict]]:
+           previous: str | None = None, ref: int = 0, floor: Tails | None = None,
+           past: PastReplay | None = None, dwell: int = 0) -> tuple[int, str, list[dict]]:
+    """The candidate to recommend (0: keep the configuration in effect), why, and the
+    table. Candidates whose futures were not sampled (NaN) are never chosen."""
     k = METRICS.index(settings.objective)
     sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
     obj = sign * results[:, :, k]                 # lower is better from here on
-    base = obj[0]
-    mean = obj.mean(axis=1)
-    scale = max(abs(float(mean[0])), 1e-9)
-    gain = (mean[0] - mean) / scale               # relative improvement of the means
-    wins = (obj < base).mean(axis=1)
-    max_wait = results[:, :, METRICS.index("max_wait")].mean(axis=1)
-    p95 = results[:, :, METRICS.index("p95_wait")].mean(axis=1)
+    sampled = ~np.isnan(obj).all(axis=1) if obj.shape[1] else np.ones(len(obj), bool)
+    # racing samples some candidates more than others: each is compared with the
+    # configuration in effect on its own samples (NaN: not drawn for it)
+    drawn = ~np.isnan(obj)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # a row never sampled: NaN
+        mean = np.nanmean(obj, axis=1)
+        base_mean = np.nanmean(np.where(drawn, obj[0], np.nan), axis=1)
+        scale = max(abs(float(mean[0])), 1e-9)
+        gain = (base_mean - mean) / scale         # relative improvement of the means
+        wins = (drawn & (obj < obj[0])).sum(axis=1) / np.maximum(drawn.sum(axis=1), 1)
+        max_wait = np.nanmean(results[:, :, METRICS.index("max_wait")], axis=1)
+        p95 = np.nanmean(results[:, :, METRICS.index("p95_wait")], axis=1)
+        push = np.nanmean(results[:, :, METRICS.index("tail_push")], axis=1)
+        figures = np.nanmean(results, axis=1)
+        spreads = np.nanstd(results, axis=1)
+    counts = drawn.sum(axis=1)
     limit_max = risk_limit(settings.risk, max_wait[ref], floor.max_wait if floor else 0.0)
     limit_p95 = risk_limit(settings.risk, p95[ref], floor.p95_wait if floor else 0.0)
-    push = results[:, :, METRICS.index("tail_push")].mean(axis=1)
-    breaks = {"max_wait": max_wait > limit_max, "p95_wait": p95 > limit_p95,
-              "tail_push": ~(push <= settings.risk)}
-    safe = ~np.logical_or.reduce(list(breaks.values()))
-    ok = safe & (gain >= settings.min_gain) & (wins >= settings.min_wins)
+    with np.errstate(invalid="ignore"):
+        p_gain = (past_gain(past, settings.objective) if past is not None
+                  else np.full(len(candidates), np.nan))
+        replayed = ~np.isnan(p_gain)
+        # MaxWait and p95 wait judged on the weeks replayed where there are some (the scale
+        # a site judges them on; a day's futures are small and noisy), else on the futures
+        breaks = {"max_wait": ~replayed & (max_wait > limit_max),
+                  "p95_wait": ~replayed & (p95 > limit_p95),
+                  "tail_push": sampled & ~(push <= settings.risk)}
+        if past is not None:
+            breaks["past"] = replayed & ~past_safe(past, ref, settings.risk)
+        safe = sampled & ~np.logical_or.reduce(list(breaks.values()))
+        # a candidate with a replay must have done better on the weeks replayed and not
+        # worse on the futures; one without, overwhelmingly better on the futures
+        strong = OVERWHELMING * settings.min_gain
+        by_past = replayed & (p_gain >= settings.min_gain) & (gain > 0)
+        bar = strong if past is not None else settings.min_gain
+        by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
+    ok = safe & (by_past | by_futures)
     ok[0] = False
+    score = np.where(replayed, p_gain, gain)
     table = []
     for i, c in enumerate(candidates):
         row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
-               "gain": float(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
+               "gain": _finite(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
+               "past_gain": _finite(p_gain[i]), "sampled": bool(sampled[i]),
                "over": [name for name, over in breaks.items() if over[i]],
                "eligible": bool(ok[i])}
+        row["samples"] = int(drawn[i].sum())
         for m, name in enumerate(METRICS):
             # JSON has no infinity: a job that never starts (tail_push) is null
-            row[name] = _finite(results[i, :, m].mean())
-            with np.errstate(invalid="ignore"):      # inf - inf: the sd is unknown
-                row[name + "_sd"] = _finite(results[i, :, m].std())
+            row[name] = _finite(figures[i, m]) if sampled[i] else None
+            row[name + "_sd"] = _finite(spreads[i, m]) if sampled[i] else None
+            if past is not None:
+                row["past_" + name] = _finite(past.results[i, m])
         table.append(row)
-    if not safe[0] and safe[1:].any():
+    # with a replay, the configuration in effect is over a limit when it is so over the
+    # weeks replayed: one day's futures would have it bounce in and out
+    over_now = bool(breaks["past"][0]) if past is not None and replayed[0] else not safe[0]
+    if over_now and safe[1:].any():
         # the configuration in effect breaks a limit set by the reference: the best
-        # candidate within the limits replaces it, gain or not
-        chosen = 1 + int(np.argmin(np.where(safe[1:], mean[1:], np.inf)))
+        # candidate within the limits replaces it, gain or not, dwell or not
+        chosen = 1 + int(np.argmax(np.where(safe[1:], np.nan_to_num(score[1:], nan=-np.inf),
+                                            -np.inf)))
         return chosen, (f"the configuration in effect is over a risk limit against "
                         f"{candidates[ref].label}; {candidates[chosen].label} is the best "
-                        f"within them ({settings.objective} {gain[chosen]:+.1%})"), table
+                        f"within them ({_evidence(chosen, gain, wins, p_gain, settings, past, counts)})"), table
     if not ok.any():
-        best = 1 + int(np.argmax(gain[1:])) if len(gain) > 1 else 0
-        why = "no candidate beats the configuration in effect"
-        if best:
-            why += (f" by {settings.min_gain:.0%} in {settings.min_wins:.0%} of the samples "
-                    f"within the risk limits (best: {candidates[best].label}, "
-                    f"{gain[best]:+.1%}, wins {wins[best]:.0%}, "
-                    f"{'safe' if safe[best] else 'over a risk limit'})")
-        return 0, why, table
-    order = np.where(ok, mean, np.inf)
-    chosen = int(np.argmin(order))
+        return 0, _no_change(candidates, gain, wins, p_gain, safe, settings, past,
+                             counts), table
+    chosen = int(np.argmax(np.where(ok, score, -np.inf)))
     prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
     if prev is not None and ok[prev] and prev != chosen:
-        if (mean[prev] - mean[chosen]) / scale < settings.min_gain:
+        if score[chosen] - score[prev] < settings.min_gain:
             return prev, (f"{candidates[prev].label} (recommended last time) still wins "
-                          f"({gain[prev]:+.1%}); {candidates[chosen].label} is not better "
-                          f"by {settings.min_gain:.0%} (hysteresis)"), table
-    return chosen, (f"{candidates[chosen].label}: {settings.objective} {gain[chosen]:+.1%} "
-                    f"against the configuration in effect, better in {wins[chosen]:.0%} "
-                    f"of {results.shape[1]} samples, within the risk limits"), table
+                          f"({_evidence(prev, gain, wins, p_gain, settings, past, counts)}); "
+                          f"{candidates[chosen].label} is not better by "
+                          f"{settings.min_gain:.0%} (hysteresis)"), table
+    evidence = _evidence(chosen, gain, wins, p_gain, settings, past, counts)
+    if dwell > 0:
+        # (a candidate without a replay, as a plan, waits out the dwell when there is one)
+        on_past = p_gain[chosen] >= strong if replayed[chosen] else past is None
+        if not (gain[chosen] >= strong and on_past):
+            return 0, (f"no change yet: {candidates[chosen].label} would win ({evidence}), "
+                       f"but the configuration in effect was put in effect less than "
+                       f"{format_duration(settings.dwell)} ago (the minimum dwell): it "
+                       f"changes in {format_duration(dwell)} at the earliest, unless a "
+                       f"candidate wins by {strong:.0%} on both"), table
+    return chosen, f"{candidates[chosen].label}: {evidence}", table
+
+
+def _evidence(i: int, gain, wins, p_gain, settings: Settings, past: PastReplay | None,
+              counts: np.ndarray) -> str:
+    """The evidence for candidate ``i`` against the configuration in effect, in words."""
+    what = WORDS[settings.objective]
+    parts = []
+    if past is not None and not np.isnan(p_gain[i]):
+        weeks = round((past.end - past.begin) / SECONDS_PER_WEEK)
+        parts.append(f"over the last {weeks} weeks replayed ({past.jobs:,} jobs) it would "
+                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}")
+    samples = int(counts[i])
+    if not np.isnan(gain[i]):
+        parts.append(f"over {samples} sampled futures of "
+                     f"{format_duration(settings.horizon)} from now, {_cut(gain[i])} it by "
+                     f"{abs(gain[i]):.0%} (better in {round(wins[i] * samples)} of {samples})")
+    return "; ".join(parts) or "no evidence"
+
+
+def _cut(gain: float) -> str:
+    return "cut" if gain >= 0 else "raised"
+
+
+def _no_change(candidates, gain, wins, p_gain, safe, settings: Settings,
+               past: PastReplay | None, counts: np.ndarray) -> str:
+    """Why nothing is recommended: the best candidate's evidence and what it lacks."""
+    score = np.where(np.isnan(p_gain), gain, p_gain)
+    score[0] = -np.inf
+    if len(candidates) < 2 or not np.isfinite(score).any():
+        return "no candidate beats the configuration in effect"
+    best = int(np.nanargmax(score))
+    lacks = ("it is over a risk limit" if not safe[best] else
+             f"it does not win by {settings.min_gain:.0%} on the weeks replayed and on the "
+             f"futures" if not np.isnan(p_gain[best]) else
+             f"it does not win by {settings.min_gain:.0%} in {settings.min_wins:.0%} of "
+             f"the futures")
+    return (f"no change: the best candidate, {candidates[best].label} "
+            f"({_evidence(best, gain, wins, p_gain, settings, past, counts)}), is not "
+            f"enough: {lacks}")
 
 
 def _finite(value: float) -> float | None:

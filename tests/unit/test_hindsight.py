@@ -15,7 +15,9 @@ from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK
 from advisor.plugins.spec import BASELINE, parse_policy
 from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, FixedTask, advice_bench,
-                                      bench_window, fixed_runs, fixed_starts, past_pick)
+                                      bench_window, best_within_risk, fixed_runs,
+                                      fixed_starts, past_pick, rolling_picks,
+                                      switching_starts)
 from advisor.views.hindsight import advice_bench_table
 from advisor.whatif.candidates import history_limits
 from advisor.whatif.online import ReplaySystem
@@ -147,3 +149,31 @@ def test_the_advice_beats_the_baseline_on_a_short_window(kth):
     text = console.export_text()
     assert "best static" in text and bench.best in text.replace("\n", "")
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_the_rolling_pick_re_applies_the_sites_rule_every_week(kth_window):
+    """The rolling pick, an automated hand-tuner: each week the best within risk over the
+    weeks before (its first week: the site's pick), put in effect by switching the replay
+    at that time; before it the baseline runs, and nothing started before a switch
+    changes."""
+    specs = [BASELINE, "easy:SPF:T=1d", "easy:LPF:T=1d", "depth:SQF:k=4:T=12h"]
+    policies = [parse_policy(p) for p in specs]
+    runs = fixed_runs(kth_window, 86400, policies)
+    submit = kth_window.jobs["submit"].to_numpy(np.int64)
+    runtime = kth_window.jobs["runtime"].to_numpy(np.int64)
+    base = policies[0].label
+    first = int(submit.min()) + SECONDS_PER_WEEK
+    picks = rolling_picks(submit, runtime, runs, first, 2, 1, 1.5, base)
+    assert [t for t, _ in picks] == [first, first + SECONDS_PER_WEEK]
+    assert picks[0][1] == best_within_risk(submit, runtime, runs, submit < first, 1.5, base)
+    waits = {n: (s - submit)[submit < first] for n, (_, s) in runs.items()}
+    within = [n for n, w in waits.items() if w.max() <= 1.5 * waits[base].max()
+              and np.percentile(w, 95) <= 1.5 * np.percentile(waits[base], 95)]
+    assert picks[0][1] == min(within, key=lambda n: waits[n].mean())
+    # no switch: the baseline's run; a switch changes nothing started before it
+    assert np.array_equal(switching_starts(kth_window, 86400, policies, []), runs[base][1])
+    at = first + 2 * 86400
+    spf = switching_starts(kth_window, 86400, policies, [(at, policies[1].label)])
+    before = runs[base][1] <= at
+    assert np.array_equal(spf[before], runs[base][1][before])
+    assert not np.array_equal(spf, runs[base][1])

@@ -1,0 +1,99 @@
+"""The recent past replayed under each candidate: what a site tuning by hand reads off its
+log, and the evidence the recommender weighs beside its sampled futures.
+
+The jobs the history records as submitted in its last ``weeks`` weeks are played again,
+from an idle machine, with their actual runtimes and in their own order, under each
+candidate's Slurm form, enacted once at the start and kept (the engine's slurm mode, as
+every future is played: ``advisor.whatif.scenario.evaluate``). Figures count from each
+job's submission, over every job of those weeks. A sampled future says what a candidate
+would do from the exact state now, for a day or three of jobs drawn from the past; the
+replay says what it did do, or would have, over weeks of the jobs that really came: fewer
+assumptions, a larger scale, and the scale on which a site judges its longest waits.
+
+A candidate whose Slurm form orders the very jobs pending when it is made (a plan) has no
+replay: enacted once for an idle machine it orders nothing, and re-made daily over weeks
+it would cost a decision minutes. Its figures are NaN, and it is judged on its futures.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from advisor.model import SECONDS_PER_WEEK, Job, Snapshot
+from advisor.whatif.candidates import Candidate
+from advisor.whatif.futures import ARRIVAL_ID0, FutureSample
+from advisor.whatif.runner import Executor, SerialExecutor
+from advisor.whatif.scenario import METRICS, Task, evaluate
+
+#: a replay of fewer jobs than this says nothing: no figures
+MIN_PAST_JOBS = 20
+
+
+@dataclass(frozen=True)
+class PastReplay:
+    """Each candidate's METRICS over the replayed weeks (NaN: no replay, see above)."""
+
+    results: np.ndarray          # (candidates, len(METRICS))
+    jobs: int
+    begin: int                   # the first replayed submission
+    end: int                     # the snapshot's time
+
+    def figure(self, name: str) -> np.ndarray:
+        return self.results[:, METRICS.index(name)]
+
+
+def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
+                ) -> tuple[Snapshot, FutureSample] | None:
+    """The history's jobs submitted in the ``weeks`` weeks before the snapshot, as a
+    sample played from an idle machine just before the first of them (None: too few)."""
+    if history is None or not len(history):
+        return None
+    submit = history["submit"].to_numpy(np.int64)
+    recent = history[(submit > snapshot.time - weeks * SECONDS_PER_WEEK)
+                     & (submit <= snapshot.time) & (history["runtime"].to_numpy() >= 0)]
+    if len(recent) < MIN_PAST_JOBS:
+        return None
+    recent = recent.sort_values("submit", kind="mergesort")
+    names = {p.name for p in snapshot.machine.partitions}
+    default = snapshot.machine.default_partition
+    default = default.name if default else ""
+    jobs, runtimes = [], {}
+    cpus = snapshot.machine.cpus
+    cols = zip(recent["user"].astype(str), recent["submit"], recent["runtime"],
+               recent["limit"], recent["cpus"], recent["nodes"], recent["partition"])
+    for k, (user, sub, run, limit, ncpu, nodes, part) in enumerate(cols):
+        part = part if part in names else default
+        job_id = ARRIVAL_ID0 + k
+        jobs.append(Job(job_id=job_id, user=user, partition=part, partitions=(part,),
+                        cpus=int(min(max(ncpu, 1), cpus)), state="PENDING",
+                        submit_time=int(sub), eligible_time=int(sub),
+                        time_limit=int(max(limit, run)) if limit > 0 else None,
+                        nodes=int(max(nodes, 1))))
+        runtimes[job_id] = int(run)
+    begin = jobs[0].submit_time
+    idle = Snapshot(time=begin - 1, machine=snapshot.machine, running=(), pending=(),
+                    config=snapshot.config, source={"kind": "past replay"})
+    return idle, FutureSample(0, runtimes, tuple(jobs))
+
+
+def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
+                weeks: int, executor: Executor | None = None) -> PastReplay | None:
+    """Each candidate over the history's last ``weeks`` weeks (module docstring); None when
+    the history holds fewer than ``MIN_PAST_JOBS`` of them."""
+    made = past_sample(history, snapshot, weeks)
+    if made is None:
+        return None
+    idle, sample = made
+    span = int(snapshot.time - idle.time)
+    playable = [i for i, c in enumerate(candidates) if c.enactment.replayable]
+    results = np.full((len(candidates), len(METRICS)), np.nan)
+    executor = executor or SerialExecutor()
+    n = max(1, min(len(playable), 2 * executor.workers))
+    batches = [b for b in (playable[k * len(playable) // n:(k + 1) * len(playable) // n]
+                           for k in range(n)) if b]
+    tasks = [Task(idle, tuple(candidates[i] for i in b), sample, span) for b in batches]
+    for i, (out, _, _) in executor.map_unordered(evaluate, tasks):
+        results[batches[i]] = out
+    return PastReplay(results, len(sample.arrivals), int(idle.time + 1), int(snapshot.time))

@@ -1,0 +1,148 @@
+"""The recent past replayed under each candidate, and the decision that weighs it beside the
+sampled futures: racing, the minimum dwell, risk judged on the weeks replayed."""
+import numpy as np
+
+from advisor.model import SECONDS_PER_WEEK
+from advisor.plugins.spec import parse_policy
+from advisor.settings import Settings
+from advisor.whatif.candidates import candidates_for
+from advisor.whatif.past import PastReplay, replay_past
+from advisor.whatif.recommend import OVERWHELMING, close_call, decide, race_field, recommend
+from advisor.whatif.runner import ProcessExecutor
+from advisor.whatif.scenario import METRICS
+from tests.conftest import bundled
+from tests.unit.test_futures import _setup
+from tests.unit.test_recommend import _cands
+
+SPECS = ("easy:FCFS", "easy:SPF:T=1d", "easy:LPF:T=1d", "plan1:T=1d")
+
+
+def _figures(avg_wait, max_wait=None):
+    """A PastReplay with these mean waits (NaN: no replay) and MaxWaits (default 1000)."""
+    out = np.zeros((len(avg_wait), len(METRICS)))
+    out[:, METRICS.index("avg_wait")] = avg_wait
+    out[:, METRICS.index("max_wait")] = 1000 if max_wait is None else max_wait
+    out[np.isnan(np.asarray(avg_wait, float))] = np.nan
+    return PastReplay(out, 500, 0, 4 * SECONDS_PER_WEEK)
+
+
+def _futures(rows):
+    """(candidates, samples, metrics): these mean waits per sample, MaxWait 1000."""
+    obj = np.array(rows, float)
+    out = np.zeros(obj.shape + (len(METRICS),))
+    out[:, :, METRICS.index("avg_wait")] = obj
+    out[:, :, METRICS.index("max_wait")] = 1000
+    return out
+
+
+def test_the_last_weeks_are_replayed_under_every_candidate_but_a_plan():
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    cands = candidates_for(snap, [parse_policy(s) for s in SPECS])
+    past = replay_past(snap, hist, cands, 2)
+    recent = (hist["submit"] > snap.time - 2 * SECONDS_PER_WEEK).sum()
+    assert past.jobs == recent > 100
+    waits = past.figure("avg_wait")
+    plan = next(i for i, c in enumerate(cands) if c.spec.startswith("plan1"))
+    assert np.isnan(waits[plan]) and not cands[plan].enactment.replayable
+    assert np.isfinite(np.delete(waits, plan)).all() and (np.delete(waits, plan) >= 0).all()
+    # the order changes the waits: a replay is no constant
+    assert len({round(w) for w in np.delete(waits, plan)}) > 1
+    pool = ProcessExecutor(2)
+    try:
+        again = replay_past(snap, hist, cands, 2, pool)
+    finally:
+        pool.close()
+    np.testing.assert_array_equal(again.results, past.results)
+
+
+def test_too_short_a_history_replays_nothing():
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    cands = candidates_for(snap, [parse_policy("easy:SPF:T=1d")])
+    assert replay_past(snap, hist.iloc[:5], cands, 4) is None
+
+
+def test_a_win_on_the_past_needs_the_futures_not_against_it():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait")
+    past = _figures([100.0, 80.0, 90.0])                 # 20% and 10% better on the past
+    chosen, why, table = decide(cands, _futures([[10] * 4, [9] * 4, [9] * 4]), s, past=past)
+    assert chosen == 1 and table[1]["past_gain"] == 0.2
+    assert "over the last 4 weeks replayed (500 jobs) it would have cut the mean wait by " \
+        "20%" in why and "better in 4 of 4" in why
+    # the futures say the past's winner does worse now: the other one
+    chosen, _, _ = decide(cands, _futures([[10] * 4, [11] * 4, [9] * 4]), s, past=past)
+    assert chosen == 2
+    chosen, why, _ = decide(cands, _futures([[10] * 4, [11] * 4, [11] * 4]), s, past=past)
+    assert chosen == 0 and why.startswith("no change: the best candidate")
+
+
+def test_within_the_dwell_only_overwhelming_evidence_changes():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait")
+    futures = _futures([[10] * 4, [9] * 4, [10] * 4])
+    past = _figures([100.0, 80.0, 100.0])
+    chosen, why, _ = decide(cands, futures, s, past=past, dwell=86400)
+    assert chosen == 0 and "no change yet" in why and "less than 1w ago" in why
+    assert "changes in 1d at the earliest" in why
+    strong = 1 - OVERWHELMING * s.min_gain - 0.01
+    chosen, _, _ = decide(cands, _futures([[10] * 4, [10 * strong] * 4, [10] * 4]), s,
+                          past=_figures([100.0, 100 * strong, 100.0]), dwell=86400)
+    assert chosen == 1
+
+
+def test_risk_is_judged_on_the_weeks_replayed_and_rescues_from_them():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait", risk=1.5)
+    futures = _futures([[10] * 4, [8] * 4, [9] * 4])
+    # candidate 1 waited least on the past but its MaxWait grew 2x there: out
+    past = _figures([100.0, 70.0, 85.0], max_wait=[1000.0, 2000.0, 1100.0])
+    chosen, _, table = decide(cands, futures, s, past=past)
+    assert chosen == 2 and table[1]["over"] == ["past"]
+    # the configuration in effect is the one over the limit against the reference
+    past = _figures([100.0, 110.0, 105.0], max_wait=[3000.0, 1000.0, 1100.0])
+    chosen, why, _ = decide(cands, futures, s, ref=1, past=past, dwell=86400)
+    assert chosen == 2 and "over a risk limit" in why
+
+
+def test_a_candidate_without_a_replay_needs_overwhelming_futures():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait")
+    past = _figures([100.0, 99.0, np.nan])
+    assert decide(cands, _futures([[10] * 4, [10] * 4, [8.9] * 4]), s, past=past)[0] == 0
+    assert decide(cands, _futures([[10] * 4, [10] * 4, [8.0] * 4]), s, past=past)[0] == 2
+
+
+def test_racing_samples_the_best_on_the_past_and_whatever_has_no_replay():
+    cands = _cands(3) * 3            # nine entries; only their places matter here
+    past = _figures([100.0, 70.0, 80.0, 90.0, 60.0, np.nan, 95.0, 75.0, 99.0],
+                    max_wait=[1000.0] * 4 + [5000.0] + [1000.0] * 4)
+    keep = race_field(cands, past, Settings(objective="avg_wait", race=2), ref=8)
+    # in effect, the reference, the two best within the limits (4 is over them), no replay
+    assert keep == [0, 1, 5, 7, 8]
+    assert race_field(cands, past, Settings(objective="avg_wait", race=0)) == list(range(9))
+    assert race_field(cands, None, Settings(objective="avg_wait")) == list(range(9))
+
+
+def test_a_close_call_on_the_futures_is_sampled_again():
+    s = Settings(objective="avg_wait")
+    past = _figures([100.0, 80.0, 90.0])
+    # the past's favourite (1) is level with the configuration in effect on the futures
+    level = _futures([[10, 10, 10, 10], [9, 11, 10.5, 9.5], [9, 9, 9, 9]])
+    assert close_call(level, s, past) == 1
+    clear = _futures([[10, 10, 10, 10], [8, 8.5, 8, 8.2], [9, 9, 9, 9]])
+    assert close_call(clear, s, past) is None
+    assert close_call(level, s, None) is None
+
+
+def test_a_recommendation_samples_the_raced_candidates_only():
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    s = Settings(objective="avg_wait", samples=2, race=3, horizon_max=0)
+    rec = recommend(snap, hist, s)
+    sampled = [row for row in rec.table if row["sampled"]]
+    # in effect, up to 3 best on the past (the reference is in effect), the plans
+    plans = sum(not c.enactment.replayable for c in rec.candidates)
+    assert len(sampled) <= 1 + 3 + plans < len(rec.table)
+    assert all(row["past_gain"] is not None or row["spec"].startswith("plan")
+               for row in rec.table)
+    assert rec.past is not None and rec.past.jobs > 100
+    assert "replayed" in rec.as_dict()["reason"] or "no change" in rec.reason
