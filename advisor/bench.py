@@ -40,7 +40,7 @@ TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 
            ("SQF/LQF ÷ SPF in the slurm mode", 1.5, "x"),
            ("replay KTH-SP2 process", 0.5, "s"), ("replay process peak RSS", 150, "MiB"),
            ("replay CTC-SP2 ÷ plain-Python EASY", 1 / 3, "x"),
-           ("tune KTH-SP2 process", 3.0, "s"), ("online decision", 3.0, "s"),
+           ("tune KTH-SP2 process", 3.0, "s"), ("online decision", 0.5, "s"),
            ("cold compile, every kernel", 60.0, "s"))
 
 

@@ -134,12 +134,14 @@ def _online(args, out: Console) -> int:
         if not args.against_static:
             raise BadInput("--plot draws the --against-static benchmark: add --against-static")
         _check_output(args.plot, extra=("matplotlib", "plot"))
-    workload, prior = _trace_input(args, history=True)
-    _compile_notice()
     estimates = replace(_estimates(args.estimates), seed=args.seed)
     if args.against_static:
+        workload, prior, first = _trace_input(args, history=True, warm=True)
+        _compile_notice()
         return _against_static(args, out, workload, every, settings, baseline, estimates,
-                               prior)
+                               prior, first)
+    workload, prior = _trace_input(args, history=True)
+    _compile_notice()
     executor = _executor(args)
     try:
         with _progress("decision points") as on_progress:
@@ -156,7 +158,7 @@ def _online(args, out: Console) -> int:
 
 
 def _against_static(args, out: Console, workload, every, settings, baseline, estimates,
-                    prior) -> int:
+                    prior, first) -> int:
     from advisor.views.hindsight import advice_bench_table
     from advisor.whatif.candidates import history_limits
     from advisor.whatif.hindsight import advice_bench
@@ -165,7 +167,7 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
         with _progress("runs") as on_progress:
             bench = advice_bench(workload, every, settings, executor, baseline, estimates,
                                  history_limits(prior), lambda what, done, n:
-                                 on_progress(done, n), prior=prior)
+                                 on_progress(done, n), prior=prior, first=first)
     finally:
         executor.close()
     if args.plot:

@@ -185,10 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "with --policy kept throughout (default EASY-FCFS-FCFS), in the "
                    "engine's slurm mode (Lawson and Smirni's online replay)")
     p.add_argument("--against-static", action="store_true", help="--online: also play every "
-                   "candidate kept fixed over the same decision points, and rank the advice "
-                   "against the best of them (docs/advice.md)")
+                   "candidate kept fixed over the same decision points, the site's pick (the "
+                   "best of them on the 4 weeks before --since, played as a warm-up) and the "
+                   "rolling pick (the same re-picked weekly), and rank the advice against "
+                   "them (docs/advice.md)")
     p.add_argument("--plot", metavar="PNG", help="--against-static: write the average wait "
-                   "per week of the baseline, the best static runs and the advice")
+                   "per week of the baseline, the best static runs, the picks and the advice")
     _recommend_options(p)
 
     p = command("tune", "choose an ordering on resampled weeks of one half of a trace and "

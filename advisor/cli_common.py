@@ -44,16 +44,20 @@ def _window(args, workload) -> tuple[int | None, int | None]:
     return since, until
 
 
-def _trace_input(args, history: bool = False):
+def _trace_input(args, history: bool = False, warm: bool = False):
     """What every trace command plays, the same way: the trace (filtered as the options
     say) cut to the jobs submitted in [--since, --until), its arrivals made --load times as
     dense; and the past before --since (None without it): the jobs submitted before it, or
-    with ``history`` the jobs finished by then, as a live cluster's sacct would give them."""
+    with ``history`` the jobs finished by then, as a live cluster's sacct would give them.
+    ``warm`` (with ``history``): the weeks before --since played too, and the window's
+    first moment on the played clock after them (``warm_window``)."""
     from advisor.cleaning import trace_window
     whole = _load(args)
     since, until = _window(args, whole)
     if history:
-        from advisor.whatif.hindsight import bench_window
+        from advisor.whatif.hindsight import bench_window, warm_window
+        if warm:
+            return warm_window(whole, since, until, args.load)
         return bench_window(whole, since, until, args.load)
     before = whole.jobs[whole.jobs["submit"] < since] if since is not None else None
     return trace_window(whole, since, until, args.load), before

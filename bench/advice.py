@@ -41,16 +41,12 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from advisor.adapters.swf import read_swf, resolve_trace  # noqa: E402
-from advisor.engine import job_arrays  # noqa: E402
 from advisor.model import SECONDS_PER_WEEK, trace_machine  # noqa: E402
-from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
 from advisor.settings import Settings  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.whatif.candidates import history_limits  # noqa: E402
-from advisor.whatif.hindsight import (bench_window, best_within_risk,  # noqa: E402
-                                      fixed_runs, rolling_picks, run_figures,
-                                      static_policies, switching_starts)
-from advisor.whatif.online import online_replay  # noqa: E402
+from advisor.whatif.hindsight import (ONLINE, ROLLING, SITE, advice_bench,  # noqa: E402
+                                      fixed_runs, static_policies, warm_window)
 from advisor.whatif.runner import make_executor  # noqa: E402
 
 WEEKS, BEFORE, DAY = 8, 4, 86400
@@ -83,64 +79,35 @@ def trace_file(name: str, archive: Path | None) -> str:
         return str(found[0])
 
 
-class Window:
-    """One window: the trace's jobs of 4 + WEEKS weeks, the history before, the cut."""
-
-    def __init__(self, spec: str, archive: Path | None):
-        self.spec = spec
-        name, _, rest = spec.partition("@")
-        week, _, load = rest.partition("x")
-        self.load = float(load or 1.0)
-        whole = read_swf(trace_file(name, archive))
-        a = int(whole.jobs["submit"].min()) + int(week) * SECONDS_PER_WEEK
-        span = int((BEFORE + WEEKS) * SECONDS_PER_WEEK * self.load)
-        self.workload, self.prior = bench_window(whole, a, a + span, self.load)
-        self.submit = self.workload.jobs["submit"].to_numpy(np.int64)
-        self.cut = int(self.submit.min()) + BEFORE * SECONDS_PER_WEEK
-        self.judged = self.submit >= self.cut
-        self.runtime = job_arrays(self.workload).runtime
-        self.limits = history_limits(self.prior)
-        self.machine = trace_machine(self.workload)
-
-    def figures(self, start: np.ndarray, mask: np.ndarray | None = None,
-                base: np.ndarray | None = None) -> dict:
-        m = self.judged if mask is None else mask
-        wait = (start - self.submit)[m]
-        ref = wait if base is None else (base - self.submit)[m]
-        return run_figures(wait, self.runtime[m], ref)
+def window(spec: str, archive: Path | None):
+    """A window TRACE@WEEK[xLOAD]: the played workload (4 warm-up weeks, then WEEKS judged
+    weeks, from week WEEK of the trace's own clock, arrivals LOAD times as dense), the
+    history before it, and its first judged moment."""
+    name, _, rest = spec.partition("@")
+    week, _, load = rest.partition("x")
+    load = float(load or 1.0)
+    whole = read_swf(trace_file(name, archive))
+    a = int(whole.jobs["submit"].min()) + int(week) * SECONDS_PER_WEEK
+    since = a + int(BEFORE * SECONDS_PER_WEEK * load)
+    return warm_window(whole, since, since + int(WEEKS * SECONDS_PER_WEEK * load), load,
+                       BEFORE)
 
 
-def references(w: Window, executor, cache: Path | None, risk: float) -> dict:
-    """The fixed runs, the oracle, the site's pick and the rolling pick of window ``w``."""
-    path = cache / f"{w.spec.replace('/', '_')}-{WEEKS}w.npz" if cache else None
-    policies = static_policies(w.machine, w.limits)
+def cached_fixed(spec: str, workload, limits, executor, cache: Path | None) -> dict:
+    """Every static policy kept fixed over the window (from ``cache`` when it holds them)."""
+    path = cache / f"{spec.replace('/', '_')}-{WEEKS}w.npz" if cache else None
     if path is not None and path.exists():
         data = np.load(path, allow_pickle=False)
-        fixed = {str(lab): (str(sp), data[f"start{k}"])
-                 for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
-    else:
-        fixed = fixed_runs(w.workload, DAY, policies, executor, limits=w.limits)
-        if path is not None:
-            cache.mkdir(parents=True, exist_ok=True)
-            labels = list(fixed)
-            np.savez(path, labels=np.array(labels),
-                     specs=np.array([fixed[k][0] for k in labels]),
-                     **{f"start{k}": fixed[lab][1] for k, lab in enumerate(labels)})
-    name = parse_policy(BASELINE).label
-    pick = best_within_risk(w.submit, w.runtime, fixed, w.submit < w.cut, risk, name)
-    schedule = rolling_picks(w.submit, w.runtime, fixed, w.cut, WEEKS, BEFORE, risk, name)
-    rolling = [label for _, label in schedule]
-    runs = {"baseline": fixed[name][1],
-            "site's pick": switching_starts(w.workload, DAY, policies, [(w.cut, pick)],
-                                            w.limits),
-            "rolling pick": switching_starts(w.workload, DAY, policies, schedule, w.limits)}
-    base = runs["baseline"]
-    table = {label: w.figures(start, base=base) for label, (_, start) in fixed.items()}
-    oracle = best_within_risk(w.submit, w.runtime, fixed, w.judged, risk, name)
-    runs["oracle"] = fixed[oracle][1]
-    changes = sum(a != b for a, b in zip([name, *rolling], rolling))
-    return {"runs": runs, "oracle": oracle, "pick": pick, "rolling": rolling,
-            "rolling_changes": changes, "static": table}
+        return {str(lab): (str(sp), data[f"start{k}"])
+                for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
+    fixed = fixed_runs(workload, DAY, static_policies(trace_machine(workload), limits),
+                       executor, limits=limits)
+    if path is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        labels = list(fixed)
+        np.savez(path, labels=np.array(labels), specs=np.array([fixed[k][0] for k in labels]),
+                 **{f"start{k}": fixed[lab][1] for k, lab in enumerate(labels)})
+    return fixed
 
 
 def run(args) -> None:
@@ -152,42 +119,51 @@ def run(args) -> None:
                                                              "dwell") else kind(value)
     if args.futures_only:
         knobs["past"] = False
-    settings = Settings(objective="avg_wait", **{"samples": 4, **knobs})
+    settings = Settings(objective="avg_wait", **knobs)
     args.out.mkdir(parents=True, exist_ok=True)
     specs = args.windows.split(",") if args.windows else SETS[args.set]
     for spec in specs:
         began = time.perf_counter()
-        w = Window(spec, args.archive)
+        workload, prior, first = window(spec, args.archive)
+        limits = history_limits(prior)
         executor = make_executor(args.workers, "process")
         try:
-            ref = references(w, executor, args.cache, settings.risk)
-            print(f"{spec}: {int(w.judged.sum())} jobs judged, references "
-                  f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
-            base = ref["runs"]["baseline"]
+            fixed = cached_fixed(spec, workload, limits, executor, args.cache)
+            print(f"{spec}: fixed runs {time.perf_counter() - began:.0f} s", file=sys.stderr,
+                  flush=True)
             doc = {"window": spec, "set": next((k for k, v in SETS.items() if spec in v), ""),
-                   "jobs": int(w.judged.sum()), "weeks": WEEKS, "oracle": ref["oracle"],
-                   "pick": ref["pick"], "rolling": ref["rolling"],
-                   "rolling_changes": ref["rolling_changes"],
-                   "runs": {n: w.figures(s, base=base) for n, s in ref["runs"].items()},
-                   "static": ref["static"], "advice": []}
+                   "weeks": WEEKS, "settings": settings.as_dict(), "advice": []}
             for seed in (int(s) for s in args.seeds.split(",")):
                 t = time.perf_counter()
-                seeded = dataclasses.replace(settings, seed=seed)
-                online = online_replay(w.workload, DAY, seeded, executor, prior=w.prior,
-                                       first=w.cut)
+                bench = advice_bench(workload, DAY, dataclasses.replace(settings, seed=seed),
+                                     executor, limits=limits, fixed=fixed, prior=prior,
+                                     first=first)
+                rows = bench.table.set_index("name")
+                by_spec = bench.table.drop_duplicates("spec").set_index("spec")
+                doc.update({
+                    "jobs": bench.total["jobs"], "oracle": bench.best_safe,
+                    "pick": bench.pick, "rolling": list(bench.rolling),
+                    "rolling_changes": bench.total["rolling_changes"],
+                    "runs": {"baseline": _row(rows.loc["baseline"]),
+                             "oracle": _row(by_spec.loc[bench.best_safe]),
+                             "site's pick": _row(rows.loc[SITE]),
+                             "rolling pick": _row(rows.loc[ROLLING])},
+                    "static": {r["name"]: _row(r) for _, r in bench.table.iterrows()}})
                 doc["advice"].append({
-                    "seed": seed, "wall_s": time.perf_counter() - t,
-                    **w.figures(online.start, base=base),
-                    "changes": sum(d.changed for d in online.decisions),
-                    "decisions": [dataclasses.asdict(d) for d in online.decisions]})
-                print(f"{spec} seed {seed}: {time.perf_counter() - t:.0f} s",
-                      file=sys.stderr, flush=True)
-            doc["settings"] = settings.as_dict()
+                    "seed": seed, "wall_s": time.perf_counter() - t, **_row(rows.loc[ONLINE]),
+                    "changes": bench.total["changes"],
+                    "decisions": [dataclasses.asdict(d) for d in bench.online.decisions]})
+                print(f"{spec} seed {seed}: {time.perf_counter() - t:.0f} s", file=sys.stderr,
+                      flush=True)
         finally:
             executor.close()
         name = spec.replace("/", "_") + (f"-{args.tag}" if args.tag else "")
         (args.out / f"{name}.json").write_text(json.dumps(doc, indent=1))
     summary(args.out, [args.tag], specs)
+
+
+def _row(row) -> dict:
+    return {k: float(row[k]) for k in ("avg_wait", "p95_wait", "max_wait", "avg_bsld", "r")}
 
 
 def interval(values: list[float]) -> tuple[float, float]:

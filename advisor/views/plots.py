@@ -54,7 +54,8 @@ def tune_png(result: TuneResult, title: str = "") -> bytes:
 #: how each limit a candidate breaks is drawn: (marker, colour, legend text)
 BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
           "p95_wait": ("s", "tab:orange", "over the p95 wait limit"),
-          "tail_push": ("^", "tab:purple", "pushes a job past risk x its wait")}
+          "tail_push": ("^", "tab:purple", "pushes a job past risk x its wait"),
+          "past": ("v", "tab:brown", "over a limit on the weeks replayed")}
 
 
 def queue_count_png(study) -> bytes:
@@ -86,9 +87,9 @@ def report_png(last: dict, docs: list[dict]) -> bytes:
 
 
 def report_figure(last: dict, docs: list[dict]):
-    """``advisor report --plot``: the latest run's candidates, objective (mean ± sd over the
-    samples) against MaxWait from now, with both wait limits and a marker for each limit a
-    candidate breaks; and the queue's bounded slowdown at each stored run of the same
+    """``advisor report --plot``: the latest run's sampled candidates, objective (mean ± sd
+    over the samples) against MaxWait from now, with both wait limits and a marker for each
+    limit a candidate breaks; and the queue's bounded slowdown at each stored run of the same
     source, changes marked."""
     plt = pyplot()
     from matplotlib.lines import Line2D
@@ -102,6 +103,8 @@ def report_figure(last: dict, docs: list[dict]):
     scale, unit = OBJECTIVE_AXIS.get(k, (1.0, ""))
     seen = set()
     for i, r in enumerate(rows):
+        if r.get(k) is None or r.get("max_wait") is None:
+            continue        # not sampled (racing: clearly behind on the past replayed)
         broken = _broken(r, base, risk)
         marker, colour = ("o", "0.5")
         if broken:

@@ -1,11 +1,18 @@
-"""The online advisor against every candidate kept fixed: the benchmark of the advice.
+"""The online advisor against every candidate kept fixed and against the picks a site would
+make by hand: the benchmark of the advice.
 
 Lawson and Smirni compares its online policy with one static policy, the site's default. A site
-can do better by hand: it can fix the configuration that served the last weeks best. So every
-candidate of the grid is also played kept fixed, over the same decision points as the
-online run and the baseline (the same cuts cost all alike), and the table ranks them: the
-best in hindsight, and the best within the risk limits against the baseline (its MaxWait
-and p95 wait at most ``risk`` times the baseline's), the oracle the advice must approach.
+can do better by hand: it can fix the configuration that served its last weeks best. So the
+benchmark plays, over the same decision points (the same cuts cost all alike):
+* every candidate of the grid kept fixed, and ranks them: the best in hindsight, and the
+  best within the risk limits against the baseline (its MaxWait and p95 wait at most
+  ``risk`` times the baseline's), the oracle the advice must approach;
+* the site's pick: the best within the risk limits over the weeks before the window
+  (``PICK_WEEKS``, played as a warm-up under the baseline), put in effect at its start;
+* the rolling pick: the same rule re-applied every week on the weeks before, an automated
+  hand-tuner (it reads each candidate's run kept fixed over those weeks);
+* the online advice, deciding from the window's start.
+Figures count the jobs submitted in the window, after the warm-up.
 
 A candidate kept fixed is enacted anew at each decision point with what it was given at
 the start (the time limits of the history before the window): the same Slurm form, except
@@ -37,6 +44,9 @@ from advisor.whatif.runner import Executor, SerialExecutor
 #: objectives a run can be ranked by, and the column that holds them
 RANKED = {"avg_wait": "avg_wait", "avg_bsld": "avg_bsld", "p95_wait": "p95_wait"}
 BEST, BEST_SAFE, ONLINE = "best static", "best static within risk", "online"
+SITE, ROLLING = "site's pick", "rolling pick"
+#: the weeks a site's pick is read from, before a window, and the rolling pick looks back
+PICK_WEEKS = 4
 
 
 @dataclass(frozen=True)
@@ -74,10 +84,13 @@ class AdviceBench:
     best: str = ""               # the spec of the best static candidate
     best_safe: str = ""          # ... within the risk limits ("" if none)
     total: dict = field(default_factory=dict)
+    pick: str = ""               # the site's pick's spec ("" without weeks before)
+    rolling: tuple[str, ...] = ()  # the rolling pick's spec, week by week
 
     def as_dict(self) -> dict:
         return {"every": self.every, "objective": self.objective, "risk": self.risk,
                 "best": self.best, "best_safe": self.best_safe, "total": self.total,
+                "pick": self.pick, "rolling": list(self.rolling),
                 "runs": self.table.to_dict(orient="records"),
                 "weeks": self.weeks.to_dict(orient="records"),
                 "decisions": self.online.as_dict()["decisions"]}
@@ -106,6 +119,21 @@ def bench_window(whole: Workload, since: int | None = None, until: int | None = 
     return trace_window(whole, since, until, load), prior
 
 
+def warm_window(whole: Workload, since: int | None, until: int | None = None,
+                load: float = 1.0, weeks: int = PICK_WEEKS
+                ) -> tuple[Workload, pd.DataFrame | None, int | None]:
+    """The window [since, until) of ``whole`` with up to ``weeks`` weeks before it as a
+    warm-up (those the trace has), arrivals ``load`` times as dense throughout; the history
+    before the warm-up (``bench_window``); and the window's first moment on the played
+    clock (None without ``since``: no warm-up)."""
+    if since is None:
+        return (*bench_window(whole, None, until, load), None)
+    begin = max(since - int(weeks * SECONDS_PER_WEEK * load), int(whole.jobs["submit"].min()))
+    workload, prior = bench_window(whole, begin, until, load)
+    t0 = int(workload.jobs["submit"].min())
+    return workload, prior, t0 + round((max(since, t0) - t0) / load)
+
+
 def fixed_runs(workload: Workload, every: int, policies: list[Policy],
                executor: Executor | None = None, estimates: Estimates = Estimates(),
                limits: tuple[int, ...] = (),
@@ -125,47 +153,49 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
                  executor: Executor | None = None, baseline: Policy | None = None,
                  estimates: Estimates = Estimates(), limits: tuple[int, ...] = (),
                  on_progress: Callable[[str, int, int], None] | None = None,
-                 fixed: dict | None = None, prior: pd.DataFrame | None = None
-                 ) -> AdviceBench:
+                 fixed: dict | None = None, prior: pd.DataFrame | None = None,
+                 first: int | None = None) -> AdviceBench:
     """The online replay of ``workload`` (``online_replay``, its history starting with
-    ``prior``), the baseline, and every static policy (``static_policies(.., limits,
-    settings.policies)``) kept fixed over the same decision points, or the ``fixed_runs``
-    given; ranked by ``settings.objective``."""
+    ``prior``, its first decision at ``first``), the baseline, every static policy
+    (``static_policies(.., limits, settings.policies)``) kept fixed over the same decision
+    points, or the ``fixed_runs`` given, the site's pick (from the weeks before ``first``)
+    and the rolling pick (re-picked every week from ``first``, or from the second week
+    without a warm-up); judged on the jobs submitted from ``first`` on, ranked by
+    ``settings.objective``."""
     if settings.objective not in RANKED:
         raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
                        f"'{settings.objective}'")
     baseline = baseline or parse_policy(BASELINE)
+    policies = static_policies(trace_machine(workload), limits, settings.policies)
     if fixed is None:
-        policies = static_policies(trace_machine(workload), limits, settings.policies)
         fixed = fixed_runs(workload, every, policies, executor, estimates, limits,
                            (lambda d, n: on_progress("policies kept fixed", d, n))
                            if on_progress else None)
+    submit = workload.jobs["submit"].to_numpy(np.int64)
+    runtime = job_arrays(workload, estimates).runtime
+    t0 = int(submit.min())
+    warm = first is not None and first > t0
     online = online_replay(workload, every, settings, executor, baseline, estimates,
                            (lambda d, n: on_progress("decision points", d, n))
-                           if on_progress else None, prior)
-    runs = {"baseline": (baseline.spec, online.static_start), **fixed,
-            ONLINE: ("online", online.start)}
-    return judged(workload, job_arrays(workload, estimates).runtime, runs, online, every,
-                  settings)
-
-
-def past_pick(past: Workload, every: int, settings: Settings,
-              limits: tuple[int, ...] = (), executor: Executor | None = None,
-              fixed: dict | None = None, estimates: Estimates = Estimates()) -> str:
-    """What a site tuning by hand on its log would fix: the static candidate best by the
-    objective within the risk limit against the baseline over ``past`` (the weeks before a
-    window), each kept fixed (``fixed``: those runs, when made already). Its name in
-    ``fixed_runs``, or "" when none is within the limit."""
-    baseline = parse_policy(BASELINE)
-    if fixed is None:
-        fixed = fixed_runs(past, every, static_policies(trace_machine(past), limits),
-                           executor, estimates, limits)
-    base = fixed_runs(past, every, [baseline], executor, estimates, limits)
-    runs = {"baseline": base[baseline.label], **fixed}
-    table = runs_table(past.jobs["submit"].to_numpy(np.int64),
-                       job_arrays(past, estimates).runtime, runs, settings.risk)
-    _, pick = best_static(table.iloc[1:], RANKED[settings.objective])
-    return "" if pick is None else str(pick["name"])
+                           if on_progress else None, prior, first if warm else None)
+    runs = {"baseline": (baseline.spec, online.static_start), **fixed}
+    key = RANKED[settings.objective]
+    begin = first if warm else t0 + SECONDS_PER_WEEK
+    weeks = max(0, -(-(int(submit.max()) + 1 - begin) // SECONDS_PER_WEEK))
+    schedule = rolling_picks(submit, runtime, runs, begin, weeks, PICK_WEEKS, settings.risk,
+                             "baseline", key)
+    pick = (best_within_risk(submit, runtime, runs, submit < first, settings.risk,
+                             "baseline", key) if warm else "")
+    by_label = {"baseline": baseline, **{p.label: p for p in policies}}
+    played = {}
+    if pick:
+        played[SITE] = (runs[pick][0], switching_starts(
+            workload, every, by_label, [(first, pick)], limits, estimates, baseline))
+    played[ROLLING] = ("rolling", switching_starts(workload, every, by_label, schedule, limits,
+                                                   estimates, baseline))
+    runs = {**runs, **played, ONLINE: ("online", online.start)}
+    return judged(workload, runtime, runs, online, every, settings,
+                  submit >= first if warm else None, list(fixed), pick, schedule)
 
 
 def best_within_risk(submit: np.ndarray, runtime: np.ndarray, runs: dict, mask: np.ndarray,
@@ -188,7 +218,8 @@ def best_within_risk(submit: np.ndarray, runtime: np.ndarray, runs: dict, mask: 
 
 
 def rolling_picks(submit: np.ndarray, runtime: np.ndarray, runs: dict, first: int,
-                  weeks: int, before: int, risk: float, baseline: str) -> list[tuple[int, str]]:
+                  weeks: int, before: int, risk: float, baseline: str,
+                  key: str = "avg_wait") -> list[tuple[int, str]]:
     """The rolling pick, an automated hand-tuner: at ``first`` and every week after it for
     ``weeks`` weeks, ``best_within_risk`` over the jobs submitted in the ``before`` weeks
     before (each run kept fixed there). (time, name) per week."""
@@ -197,56 +228,76 @@ def rolling_picks(submit: np.ndarray, runtime: np.ndarray, runs: dict, first: in
     for k in range(weeks):
         at = first + k * SECONDS_PER_WEEK
         mask = (submit >= max(at - before * SECONDS_PER_WEEK, t0)) & (submit < at)
-        out.append((at, best_within_risk(submit, runtime, runs, mask, risk, baseline)))
+        out.append((at, best_within_risk(submit, runtime, runs, mask, risk, baseline, key)
+                    if mask.any() else baseline))
     return out
 
 
-def switching_starts(workload: Workload, every: int, policies: list[Policy],
+def switching_starts(workload: Workload, every: int, policies: dict,
                      schedule: list[tuple[int, str]], limits: tuple[int, ...] = (),
-                     estimates: Estimates = Estimates()) -> np.ndarray:
-    """Start times with the baseline in effect until the first (time, label) of
-    ``schedule``, then each label's policy from its time on, enacted anew at every
-    decision point (as ``fixed_starts``: a plan orders the jobs pending there)."""
-    by_label = {p.label: p for p in policies}
-    system = ReplaySystem(workload, estimates, parse_policy(BASELINE))
+                     estimates: Estimates = Estimates(), baseline: Policy | None = None
+                     ) -> np.ndarray:
+    """Start times with ``baseline`` (default EASY-FCFS-FCFS) in effect until the first
+    (time, label) of ``schedule``, then the policy of that label in ``policies`` from its
+    time on, enacted anew at every decision point (as ``fixed_starts``: a plan orders the
+    jobs pending there)."""
+    system = ReplaySystem(workload, estimates, baseline or parse_policy(BASELINE))
     machine = trace_machine(workload)
 
     def decide(t, snap, history, current):
         label = next((name for at, name in reversed(schedule) if t >= at), None)
         if label is None:
             return current
-        return slurm_candidate(by_label[label], SchedulingConfig(), machine, limits,
+        return slurm_candidate(policies[label], SchedulingConfig(), machine, limits,
                                queue_state(snap))
 
     return system.play(system.decision_points(every), decide)
 
 
 def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineResult,
-           every: int, settings: Settings) -> AdviceBench:
-    """The table of ``runs`` (name: (spec, starts)), the best static runs, the weeks."""
+           every: int, settings: Settings, mask: np.ndarray | None = None,
+           static: list[str] | None = None, pick: str = "",
+           schedule: list[tuple[int, str]] = ()) -> AdviceBench:
+    """The table of ``runs`` (name: (spec, starts); the baseline first, the online run
+    last) over the jobs of ``mask`` (default: all), the best of the ``static`` runs (default:
+    all but the first and the last), the references' gaps, the weeks."""
     submit = workload.jobs["submit"].to_numpy(np.int64)
-    table = runs_table(submit, runtime, runs, settings.risk)
+    m = np.ones(len(submit), bool) if mask is None else mask
+    submit, runtime = submit[m], runtime[m]
+    table = runs_table(submit, runtime, {n: (sp, st[m]) for n, (sp, st) in runs.items()},
+                       settings.risk)
     base = table.iloc[0]
     key = RANKED[settings.objective]
-    static = table.iloc[1:-1]
-    best, best_safe = best_static(static, key)
+    fixed = table[table["name"].isin(static)] if static is not None else table.iloc[1:-1]
+    best, best_safe = best_static(fixed, key)
     best = base if best is None else best
     on = table.iloc[-1]
-    total = {"jobs": len(submit), "static_runs": len(static),
+    row = table.set_index("name")
+    total = {"jobs": len(submit), "static_runs": len(fixed),
              "online_vs_baseline": _gain(on[key], base[key]),
              "online_vs_best": _gain(on[key], best[key]),
              "online_vs_best_safe": _gain(on[key], best_safe[key])
              if best_safe is not None else None,
+             "online_vs_pick": _gain(on[key], row.loc[SITE, key]) if SITE in row.index
+             else None,
+             "online_vs_rolling": _gain(on[key], row.loc[ROLLING, key])
+             if ROLLING in row.index else None,
+             "rolling_changes": sum(a != b for a, b in zip(
+                 ["baseline", *(n for _, n in schedule)], (n for _, n in schedule))),
              "max_wait_over_baseline": float(on["max_wait"] / max(base["max_wait"], 1.0)),
              **{k: online.total[k] for k in ("decisions", "simulated", "changes")}}
-    named = {"baseline": runs["baseline"][1], BEST: runs[best["name"]][1], ONLINE: online.start}
+    named = {"baseline": runs["baseline"][1], BEST: runs[best["name"]][1]}
     if best_safe is not None:
         named[BEST_SAFE] = runs[best_safe["name"]][1]
+    named.update({n: runs[n][1] for n in (SITE, ROLLING) if n in runs})
+    named[ONLINE] = online.start
     week = (submit - submit.min()) // SECONDS_PER_WEEK
-    weeks = pd.DataFrame({"week": week, **{n: s - submit for n, s in named.items()}})
+    weeks = pd.DataFrame({"week": week, **{n: s[m] - submit for n, s in named.items()}})
     weeks = weeks.groupby("week").mean().reset_index()
     return AdviceBench(every, settings.objective, settings.risk, table, weeks, online,
-                       best["spec"], best_safe["spec"] if best_safe is not None else "", total)
+                       best["spec"], best_safe["spec"] if best_safe is not None else "", total,
+                       runs[pick][0] if pick else "",
+                       tuple(runs[n][0] if n in runs else n for _, n in schedule))
 
 
 def runs_table(submit: np.ndarray, runtime: np.ndarray, runs: dict,

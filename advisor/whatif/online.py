@@ -79,13 +79,15 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
     static = system.play(points, lambda t, snap, hist, cur: cur)
     decisions: list[Decision] = []
     since = [None]        # when the configuration in effect was put in effect
+    memo: dict = {}       # the past replays of the week (``replay_past``)
 
     def decide(t: int, snap: Snapshot, history: pd.DataFrame, cur: Candidate) -> Candidate:
         if first is not None and t < first:
             return cur
         rec = recommend(snap, history, settings, executor,
                         previous=cur.spec if cur.spec != baseline.spec else None, site=cur.site,
-                        route=cur.enactment.route, in_effect_since=since[0])
+                        route=cur.enactment.route, in_effect_since=since[0],
+                        past_memo=memo)
         new = rec.candidates[rec.chosen] if rec.change else cur
         if rec.change:
             since[0] = t

@@ -1,7 +1,8 @@
 """The recent past replayed under each candidate: what a site tuning by hand reads off its
 log, and the evidence the recommender weighs beside its sampled futures.
 
-The jobs the history records as submitted in its last ``weeks`` weeks are played again,
+The jobs the history records as submitted in the ``weeks`` whole weeks before the current
+one (a week of the clock, from its zero) are played again,
 from an idle machine, with their actual runtimes and in their own order, under each
 candidate's Slurm form, enacted once at the start and kept (the engine's slurm mode, as
 every future is played: ``advisor.whatif.scenario.evaluate``). Figures count from each
@@ -12,7 +13,10 @@ assumptions, a larger scale, and the scale on which a site judges its longest wa
 
 A candidate whose Slurm form orders the very jobs pending when it is made (a plan) has no
 replay: enacted once for an idle machine it orders nothing, and re-made daily over weeks
-it would cost a decision minutes. Its figures are NaN, and it is judged on its futures.
+it would cost a decision minutes. Nor has a candidate of the default grid that a long
+queue leaves out (conservative backfilling: weeks of jobs replayed are a long queue, and
+each of its replays takes seconds where the others take tens of milliseconds). Their
+figures are NaN, and they are judged on their futures.
 """
 from __future__ import annotations
 
@@ -44,15 +48,22 @@ class PastReplay:
         return self.results[:, METRICS.index(name)]
 
 
+def week_start(t: int) -> int:
+    """The start of the clock's week holding ``t`` (weeks counted from its zero)."""
+    return int(t) - int(t) % SECONDS_PER_WEEK
+
+
 def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
                 ) -> tuple[Snapshot, FutureSample] | None:
-    """The history's jobs submitted in the ``weeks`` weeks before the snapshot, as a
-    sample played from an idle machine just before the first of them (None: too few)."""
+    """The history's jobs submitted in the ``weeks`` whole weeks before the snapshot's week
+    (``week_start``), as a sample played from an idle machine just before the first of
+    them (None: too few)."""
     if history is None or not len(history):
         return None
+    end = week_start(snapshot.time)
     submit = history["submit"].to_numpy(np.int64)
-    recent = history[(submit > snapshot.time - weeks * SECONDS_PER_WEEK)
-                     & (submit <= snapshot.time) & (history["runtime"].to_numpy() >= 0)]
+    recent = history[(submit >= end - weeks * SECONDS_PER_WEEK)
+                     & (submit < end) & (history["runtime"].to_numpy() >= 0)]
     if len(recent) < MIN_PAST_JOBS:
         return None
     recent = recent.sort_values("submit", kind="mergesort")
@@ -79,16 +90,27 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
 
 
 def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
-                weeks: int, executor: Executor | None = None) -> PastReplay | None:
-    """Each candidate over the history's last ``weeks`` weeks (module docstring); None when
-    the history holds fewer than ``MIN_PAST_JOBS`` of them."""
+                weeks: int, executor: Executor | None = None,
+                costly: frozenset[str] = frozenset(), memo: dict | None = None
+                ) -> PastReplay | None:
+    """Each candidate over the history's ``weeks`` whole weeks before this one (module
+    docstring), but those whose spec is in ``costly`` (NaN, as a plan's); None when the
+    history holds fewer than ``MIN_PAST_JOBS`` of them. ``memo``: the figures of the
+    replays made already this week, by what each candidate enacts (read and filled: a
+    decision a day replays each candidate once a week)."""
     made = past_sample(history, snapshot, weeks)
     if made is None:
         return None
     idle, sample = made
-    span = int(snapshot.time - idle.time)
-    playable = [i for i, c in enumerate(candidates) if c.enactment.replayable]
+    span = int(week_start(snapshot.time) - idle.time)
+    memo = {} if memo is None else memo
+    keys = [(week_start(snapshot.time), weeks, repr(c.enacts)) for c in candidates]
     results = np.full((len(candidates), len(METRICS)), np.nan)
+    for i, key in enumerate(keys):
+        if key in memo:
+            results[i] = memo[key]
+    playable = [i for i, c in enumerate(candidates) if c.enactment.replayable
+                and c.spec not in costly and keys[i] not in memo]
     executor = executor or SerialExecutor()
     n = max(1, min(len(playable), 2 * executor.workers))
     batches = [b for b in (playable[k * len(playable) // n:(k + 1) * len(playable) // n]
@@ -96,4 +118,7 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     tasks = [Task(idle, tuple(candidates[i] for i in b), sample, span) for b in batches]
     for i, (out, _, _) in executor.map_unordered(evaluate, tasks):
         results[batches[i]] = out
-    return PastReplay(results, len(sample.arrivals), int(idle.time + 1), int(snapshot.time))
+        for row, k in zip(out, batches[i]):
+            memo[keys[k]] = row
+    return PastReplay(results, len(sample.arrivals), int(idle.time + 1),
+                      week_start(snapshot.time))

@@ -47,20 +47,17 @@ from advisor.model import SECONDS_PER_WEEK, Snapshot
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
-from advisor.settings import Settings
+from advisor.settings import LONG_QUEUE, Settings
 from advisor.units import format_duration
 from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
                                        history_limits, slurm_candidate)
-from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.past import PastReplay, replay_past
-from advisor.whatif.runner import Executor, SerialExecutor
-from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
+from advisor.whatif.racing import (PAST_OBJECTIVES, RISK_SLACK, TASKS_PER_WORKER,  # noqa: F401
+                                   batch_bounds, close_call, past_gain, past_safe,
+                                   race_field, risk_limit, sample_raced, simulate)
+from advisor.whatif.runner import Executor
+from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
-RISK_SLACK = 60.0
-#: tasks per worker a simulation is cut into, at least: enough to even out their lengths,
-#: few enough that each task's fixed cost (shipping the snapshot, building its input)
-#: stays small beside its simulations
-TASKS_PER_WORKER = 2
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
 
@@ -109,11 +106,13 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
               executor: Executor | None = None, previous: str | None = None,
               on_progress: Callable[[int, int], None] | None = None,
               site: object | None = None, route: object | None = None,
-              in_effect_since: int | None = None) -> Recommendation:
+              in_effect_since: int | None = None, past_memo: dict | None = None
+              ) -> Recommendation:
     """Simulate, compare, decide. ``history``: finished jobs (``advisor.whatif.futures``);
     ``previous``: the spec recommended last time (hysteresis); ``site`` and ``route``: the
     site-factor rule and the route in effect, when known; ``in_effect_since``: when the
-    configuration in effect was put in effect (the minimum dwell), when known."""
+    configuration in effect was put in effect (the minimum dwell), when known;
+    ``past_memo``: the past replays made already this week (``replay_past``)."""
     settings.check()
     limits, classes = history_limits(history), history_classes(history)
     context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
@@ -135,29 +134,28 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     if settings.history_floor and settings.reference is not None:
         floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
                                 settings.history_weeks)
-    past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor)
+    past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor,
+                        costly_to_replay(context, settings), past_memo)
             if settings.past else None)
-    raced = race_field(candidates, past, settings, ref, previous)
-    sampled = simulate(snapshot, history, [candidates[i] for i in raced], settings, executor,
-                       on_progress, raced.index(ref),
-                       settings.risk * floor.max_wait if floor else None)
-    results = np.full((len(candidates), *sampled.shape[1:]), np.nan)
-    results[raced] = sampled
-    close = close_call(results, settings, past, ref)
-    if close is not None:
-        # the decision hangs on one candidate's futures: as many samples again for it
-        more = sorted({0, ref, close})
-        extra = simulate(snapshot, history, [candidates[i] for i in more], settings,
-                         executor, None, more.index(ref),
-                         settings.risk * floor.max_wait if floor else None, settings.samples)
-        results = np.concatenate([results, np.full_like(results, np.nan)], axis=1)
-        results[more, settings.samples:] = extra
+    results = sample_raced(snapshot, history, candidates, settings, executor, past, ref,
+                           previous, settings.risk * floor.max_wait if floor else None,
+                           on_progress)
     dwell = (max(0, in_effect_since + settings.dwell - snapshot.time)
              if in_effect_since is not None else 0)
     chosen, reason, table = decide(candidates, results, settings, previous, ref, floor, past,
                                    dwell)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table, left_out, floor, past)
+
+
+def costly_to_replay(context: Context, settings: Settings) -> frozenset[str]:
+    """The default grid's candidates a long queue leaves out (``advisor.whatif.past``):
+    none when the candidates are named."""
+    if settings.policies:
+        return frozenset()
+    full, _ = grid(replace(context, long_queue=None))
+    long, _ = grid(replace(context, pending=LONG_QUEUE + 1, long_queue=LONG_QUEUE))
+    return frozenset(p.spec for p in full) - {p.spec for p in long}
 
 
 class Tails(NamedTuple):
@@ -216,125 +214,12 @@ def reference_index(candidates: list[Candidate], policy: Policy | None,
     return len(candidates) - 1
 
 
-def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
-             settings: Settings, executor: Executor | None = None,
-             on_progress: Callable[[int, int], None] | None = None,
-             ref: int = 0, allow: float | None = None, first: int = 0) -> np.ndarray:
-    """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
-    against candidate ``ref``, a job counted as pushed only past a wait of ``allow``
-    seconds from its submission, when given; the samples numbered from ``first``."""
-    runtimes = RuntimeModel(history)
-    arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
-    executor = executor or SerialExecutor()
-    batches = batch_bounds(len(candidates), settings.samples, executor.workers)
-    tasks, where = [], []
-    for s in range(settings.samples):
-        sample = draw_sample(snapshot, history, settings.horizon,
-                             _seed(settings.seed, first + s), runtimes, arrivals)
-        for c0, c1 in batches:
-            tasks.append(Task(snapshot, tuple(candidates[c0:c1]), sample, settings.horizon))
-            where.append((s, c0))
-    results = np.zeros((len(candidates), settings.samples, len(METRICS)))
-    waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
-    ages: list[np.ndarray | None] = [None] * settings.samples
-    for done, (i, (out, w, age)) in enumerate(executor.map_unordered(evaluate, tasks), 1):
-        s, c0 = where[i]
-        results[c0:c0 + out.shape[0], s] = out
-        waits[s][c0:c0 + out.shape[0]] = list(w)
-        ages[s] = age
-        if on_progress:
-            on_progress(done, len(tasks))
-    push = METRICS.index("tail_push")
-    for s in range(settings.samples):
-        results[:, s, push] = tail_push(np.array(waits[s]), ref,
-                                        None if allow is None else allow - ages[s])
-    return results
-
-
-def batch_bounds(candidates: int, samples: int, workers: int) -> list[tuple[int, int]]:
-    """The candidates' batches, as [start, end) (a task is one sample under a batch):
-    each sample's candidates in as few batches as give every worker TASKS_PER_WORKER
-    tasks, or one per candidate, their sizes differing by one at most."""
-    n = min(candidates, max(1, -(-TASKS_PER_WORKER * workers // max(samples, 1))))
-    return [(k * candidates // n, (k + 1) * candidates // n) for k in range(n)]
-
-
-def _seed(seed: int, sample: int) -> int:
-    """Sample k's own seed: independent streams, the same for every candidate."""
-    return int(np.random.SeedSequence([seed, sample]).generate_state(1)[0])
-
-
-def risk_limit(risk: float, reference: float, floor: float = 0.0) -> float:
-    """A wait limit: ``risk`` times the reference's (plus ``RISK_SLACK``), or times its
-    ``floor`` from the history when that is larger."""
-    return max(risk * float(reference) + RISK_SLACK, risk * float(floor))
-
-
 #: how a reason names each objective's figure
 WORDS = {"avg_wait": "the mean wait", "avg_bsld": "the mean bounded slowdown",
          "p95_wait": "the 95th-percentile wait", "utilization": "the idle CPU time"}
 #: a change within the minimum dwell needs this many times ``min_gain`` in both the past
 #: replayed and the futures
 OVERWHELMING = 3.0
-
-
-def past_safe(past: PastReplay, ref: int, risk: float) -> np.ndarray:
-    """Per candidate: its MaxWait and p95 wait over the replayed weeks within ``risk`` times
-    the reference's (False where it has no replay)."""
-    mx, p95 = past.figure("max_wait"), past.figure("p95_wait")
-    with np.errstate(invalid="ignore"):
-        return ((mx <= risk_limit(risk, mx[ref])) & (p95 <= risk_limit(risk, p95[ref])))
-
-
-def past_gain(past: PastReplay, objective: str) -> np.ndarray:
-    """Per candidate: how much better than the configuration in effect (candidate 0) it did
-    on the replayed weeks (NaN: no replay, or an objective the replay cannot judge)."""
-    if objective not in PAST_OBJECTIVES:
-        return np.full(len(past.results), np.nan)
-    fig = past.figure(objective)
-    return (fig[0] - fig) / max(abs(float(fig[0])), 1e-9)
-
-
-#: what a replay of finished jobs can judge (every one of them runs: not utilisation)
-PAST_OBJECTIVES = ("avg_wait", "avg_bsld", "p95_wait")
-
-
-def race_field(candidates: list[Candidate], past: PastReplay | None, settings: Settings,
-               ref: int = 0, previous: str | None = None) -> list[int]:
-    """The candidates whose futures are sampled: all, or with a past replay and ``race``,
-    the configuration in effect, the reference, the last recommendation, every candidate
-    without a replay, and the ``race`` best on the replayed weeks within the risk limit
-    there (sequential elimination: the others lost clearly on weeks of real jobs)."""
-    everyone = list(range(len(candidates)))
-    if past is None or not settings.race or settings.objective not in PAST_OBJECTIVES:
-        return everyone
-    gain, safe = past_gain(past, settings.objective), past_safe(past, ref, settings.risk)
-    ranked = [i for i in np.argsort(-np.where(safe, gain, -np.inf), kind="stable")
-              if safe[i]][:settings.race]
-    keep = {0, ref, *(int(i) for i in ranked)}
-    keep |= {i for i, c in enumerate(candidates) if np.isnan(gain[i]) or c.spec == previous}
-    return sorted(keep)
-
-
-def close_call(results: np.ndarray, settings: Settings, past: PastReplay | None,
-               ref: int = 0) -> int | None:
-    """The candidate the past replayed favours (within its risk limit, winning by
-    ``min_gain``) when its futures, sample by sample against the configuration in effect,
-    are within two standard errors of no gain: the call more samples should settle."""
-    if past is None or settings.objective not in PAST_OBJECTIVES or results.shape[1] < 2:
-        return None
-    gain = past_gain(past, settings.objective)
-    fit = past_safe(past, ref, settings.risk) & (gain >= settings.min_gain)
-    fit[0] = False
-    if not fit.any():
-        return None
-    best = int(np.argmax(np.where(fit, gain, -np.inf)))
-    k = METRICS.index(settings.objective)
-    diff = (results[0, :, k] - results[best, :, k]) / max(abs(results[0, :, k].mean()), 1e-9)
-    if np.isnan(diff).any():
-        return None
-    se = diff.std(ddof=1) / np.sqrt(len(diff))
-    return best if abs(diff.mean()) < 2 * se else None
 
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
@@ -446,8 +331,10 @@ def _evidence(i: int, gain, wins, p_gain, settings: Settings, past: PastReplay |
                      f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}")
     samples = int(counts[i])
     if not np.isnan(gain[i]):
-        parts.append(f"over {samples} sampled futures of "
-                     f"{format_duration(settings.horizon)} from now, {_cut(gain[i])} it by "
+        span = (format_duration(settings.horizon) if settings.horizon % 3600 == 0
+                else f"{settings.horizon / 3600:.0f}h")
+        parts.append(f"over {samples} sampled futures of {span} from now, "
+                     f"{_cut(gain[i])} it by "
                      f"{abs(gain[i]):.0%} (better in {round(wins[i] * samples)} of {samples})")
     return "; ".join(parts) or "no evidence"
 

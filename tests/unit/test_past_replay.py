@@ -1,5 +1,7 @@
 """The recent past replayed under each candidate, and the decision that weighs it beside the
 sampled futures: racing, the minimum dwell, risk judged on the weeks replayed."""
+from dataclasses import replace
+
 import numpy as np
 
 from advisor.model import SECONDS_PER_WEEK
@@ -7,6 +9,7 @@ from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for
 from advisor.whatif.past import PastReplay, replay_past
+from advisor.whatif.racing import FIRST_SAMPLES
 from advisor.whatif.recommend import OVERWHELMING, close_call, decide, race_field, recommend
 from advisor.whatif.runner import ProcessExecutor
 from advisor.whatif.scenario import METRICS
@@ -38,9 +41,17 @@ def _futures(rows):
 def test_the_last_weeks_are_replayed_under_every_candidate_but_a_plan():
     snap, hist = _setup(bundled("KTH-SP2", False))
     cands = candidates_for(snap, [parse_policy(s) for s in SPECS])
-    past = replay_past(snap, hist, cands, 2)
-    recent = (hist["submit"] > snap.time - 2 * SECONDS_PER_WEEK).sum()
-    assert past.jobs == recent > 100
+    memo = {}
+    past = replay_past(snap, hist, cands, 2, memo=memo)
+    # the two whole weeks before the snapshot's week
+    end = snap.time - snap.time % SECONDS_PER_WEEK
+    recent = ((hist["submit"] >= end - 2 * SECONDS_PER_WEEK) & (hist["submit"] < end)).sum()
+    assert past.jobs == recent > 100 and past.end == end
+    # later in the same week the memo gives the same figures without a replay
+    assert len(memo) == len(cands) - 1
+    later = replace(snap, time=end + SECONDS_PER_WEEK - 1)
+    again = replay_past(later, hist[hist["submit"] < end], cands, 2, memo=memo)
+    np.testing.assert_array_equal(again.results, past.results)
     waits = past.figure("avg_wait")
     plan = next(i for i, c in enumerate(cands) if c.spec.startswith("plan1"))
     assert np.isnan(waits[plan]) and not cands[plan].enactment.replayable
@@ -139,10 +150,23 @@ def test_a_recommendation_samples_the_raced_candidates_only():
     s = Settings(objective="avg_wait", samples=2, race=3, horizon_max=0)
     rec = recommend(snap, hist, s)
     sampled = [row for row in rec.table if row["sampled"]]
-    # in effect, up to 3 best on the past (the reference is in effect), the plans
-    plans = sum(not c.enactment.replayable for c in rec.candidates)
-    assert len(sampled) <= 1 + 3 + plans < len(rec.table)
-    assert all(row["past_gain"] is not None or row["spec"].startswith("plan")
-               for row in rec.table)
+    # in effect, up to 3 best on the past (the reference is in effect), and those without
+    # a replay: the plans, and conservative backfilling (costly to replay)
+    unplayed = [row for row in rec.table if row["past_gain"] is None]
+    assert {r["spec"].split(":")[0] for r in unplayed} == {"plan1", "plan2", "plan3",
+                                                          "conservative"}
+    assert len(sampled) <= 1 + 3 + len(unplayed) < len(rec.table)
     assert rec.past is not None and rec.past.jobs > 100
     assert "replayed" in rec.as_dict()["reason"] or "no change" in rec.reason
+
+
+def test_candidates_clearly_behind_on_their_first_samples_are_dropped():
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    s = Settings(objective="avg_wait", samples=4, race=8, horizon_max=0)
+    rec = recommend(snap, hist, s)
+    counts = {row["label"]: row["samples"] for row in rec.table}
+    assert set(counts.values()) <= {0, FIRST_SAMPLES, 4, 8} and counts["in effect"] >= 4
+    dropped = [row for row in rec.table if row["samples"] == FIRST_SAMPLES]
+    kept = [row for row in rec.table if row["samples"] >= 4]
+    assert dropped and len(kept) > 1
+    assert all(row["gain"] < 0 for row in dropped)       # behind on the samples they had
