@@ -65,26 +65,17 @@ class Store:
                  json.dumps(doc, default=list)))
         return int(cur.lastrowid)
 
-    def last_recommended(self, source: str | None = None) -> str | None:
-        """The spec of the most recent run that recommended a change."""
-        sql = "SELECT spec FROM runs WHERE change = 1"
+    def last_change(self, source: str | None = None) -> tuple[str, int] | None:
+        """The spec and snapshot time of the most recent run that recommended a change
+        (hysteresis, and the minimum dwell: when the configuration was last changed on the
+        advice)."""
+        sql = "SELECT spec, snapshot_time FROM runs WHERE change = 1"
         args: tuple = ()
         if source:
             sql += " AND source = ?"
             args = (source,)
         row = self.db.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
-        return row[0] if row else None
-
-    def last_change_time(self, source: str | None = None) -> int | None:
-        """The snapshot time of the most recent run that recommended a change: when the
-        configuration in effect was last changed on the advice (the minimum dwell)."""
-        sql = "SELECT snapshot_time FROM runs WHERE change = 1"
-        args: tuple = ()
-        if source:
-            sql += " AND source = ?"
-            args = (source,)
-        row = self.db.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
-        return int(row[0]) if row and row[0] is not None else None
+        return (row[0], int(row[1])) if row else None
 
     def runs(self, limit: int = 20) -> list[dict]:
         """The last ``limit`` runs, newest first, with the figures a history shows: the

@@ -274,8 +274,7 @@ def cmd_recommend(args, out: Console) -> int:
     with run_lock(lock):
         snap, source = _snapshot(args)
         history = _history(snap, source, settings.history_weeks)
-        previous = store.last_recommended(args.source) if store else None
-        since = store.last_change_time(args.source) if store else None
+        previous, since = (store.last_change(args.source) if store else None) or (None, None)
         _compile_notice()
         executor = _executor(args)
         try:

@@ -355,3 +355,18 @@ def test_session_cleanup_kills_its_own_processes_and_no_other_runs(tmp_path):
     finally:
         for proc in (mine, other):
             proc.kill()
+
+
+def test_the_store_gives_the_last_change_for_the_minimum_dwell(home):
+    """The dwell counts from the snapshot time of the last run that recommended a change
+    on the same source; runs that kept the configuration do not restart it."""
+    from advisor.adapters.store import Store
+    store = Store(home / "runs.sqlite")
+    assert store.last_change("slurm") is None
+    chosen = {"spec": "easy:SPF:T=1d", "label": "EASY-SPF-SPF T=1d"}
+    store.record({"snapshot_time": 1000, "change": True, "chosen": chosen}, "slurm", 10)
+    store.record({"snapshot_time": 2000, "change": False, "chosen": chosen}, "slurm", 0)
+    store.record({"snapshot_time": 3000, "change": True, "chosen": chosen}, "swf:X@1d", 10)
+    assert store.last_change("slurm") == ("easy:SPF:T=1d", 1000)
+    assert store.last_change() == ("easy:SPF:T=1d", 3000)
+    store.close()
