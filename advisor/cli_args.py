@@ -94,8 +94,8 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     d = DEFAULTS
     p.add_argument("--objective", default=d.objective, type=one_of(*OBJECTIVES),
                    help=f"what to improve: {', '.join(OBJECTIVES)} (default {d.objective})")
-    p.add_argument("--samples", type=count(1), default=d.samples,
-                   help=f"sampled futures (default {d.samples})")
+    p.add_argument("--samples", type=count(0), default=d.samples,
+                   help=f"sampled futures (default {d.samples}; 0: the past replayed alone)")
     p.add_argument("--horizon", default=d.horizon, type=duration(60),
                    help=f"simulated future (default {format_duration(d.horizon)})")
     p.add_argument("--horizon-max", default=d.horizon_max, type=duration(0),

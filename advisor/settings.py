@@ -41,9 +41,13 @@ class Settings:
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
-        if self.samples < 1 or self.horizon < 60 or self.horizon_max < 0:
-            raise BadInput("--samples must be at least 1, --horizon at least 60 s and "
+        if self.samples < 0 or self.horizon < 60 or self.horizon_max < 0:
+            raise BadInput("--samples must be at least 0, --horizon at least 60 s and "
                            "--horizon-max at least 0")
+        if self.samples == 0 and (not self.past or self.objective == "utilization"):
+            raise BadInput("--samples 0 judges on the past replayed alone: it needs the "
+                           "past (no --no-past) and an objective it can judge (not "
+                           "utilization)")
         if self.risk < 1 or not 0 <= self.min_wins <= 1 or self.min_gain < 0:
             raise BadInput("--risk must be >= 1, --min-wins in [0, 1], --min-gain >= 0")
         if self.conservative_up_to < 0:

@@ -137,9 +137,10 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor,
                         costly_to_replay(context, settings), past_memo)
             if settings.past else None)
-    results = sample_raced(snapshot, history, candidates, settings, executor, past, ref,
-                           previous, settings.risk * floor.max_wait if floor else None,
-                           on_progress)
+    results = (sample_raced(snapshot, history, candidates, settings, executor, past, ref,
+                            previous, settings.risk * floor.max_wait if floor else None,
+                            on_progress) if settings.samples
+               else np.zeros((len(candidates), 0, len(METRICS))))
     dwell = (max(0, in_effect_since + settings.dwell - snapshot.time)
              if in_effect_since is not None else 0)
     chosen, reason, table = decide(candidates, results, settings, previous, ref, floor, past,
@@ -230,7 +231,7 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     k = METRICS.index(settings.objective)
     sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
     obj = sign * results[:, :, k]                 # lower is better from here on
-    sampled = ~np.isnan(obj).all(axis=1) if obj.shape[1] else np.ones(len(obj), bool)
+    sampled = ~np.isnan(obj).all(axis=1) if obj.shape[1] else np.zeros(len(obj), bool)
     # racing samples some candidates more than others: each is compared with the
     # configuration in effect on its own samples (NaN: not drawn for it)
     drawn = ~np.isnan(obj)
@@ -260,11 +261,14 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
                   "tail_push": sampled & ~(push <= settings.risk)}
         if past is not None:
             breaks["past"] = replayed & ~past_safe(past, ref, settings.risk)
-        safe = sampled & ~np.logical_or.reduce(list(breaks.values()))
+        # no futures at all (--samples 0): the past replayed alone decides
+        futures = results.shape[1] > 0
+        safe = (sampled if futures else replayed) & ~np.logical_or.reduce(list(
+            breaks.values()))
         # a candidate with a replay must have done better on the weeks replayed and not
         # worse on the futures; one without, overwhelmingly better on the futures
         strong = OVERWHELMING * settings.min_gain
-        by_past = replayed & (p_gain >= settings.min_gain) & (gain > 0)
+        by_past = replayed & (p_gain >= settings.min_gain) & ((gain > 0) if futures else True)
         bar = strong if past is not None else settings.min_gain
         by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
     ok = safe & (by_past | by_futures)
@@ -311,12 +315,13 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     if dwell > 0:
         # (a candidate without a replay, as a plan, waits out the dwell when there is one)
         on_past = p_gain[chosen] >= strong if replayed[chosen] else past is None
-        if not (gain[chosen] >= strong and on_past):
+        if not ((gain[chosen] >= strong or not futures) and on_past):
             return 0, (f"no change yet: {candidates[chosen].label} would win ({evidence}), "
                        f"but the configuration in effect was put in effect less than "
                        f"{format_duration(settings.dwell)} ago (the minimum dwell): it "
                        f"changes in {format_duration(dwell)} at the earliest, unless a "
-                       f"candidate wins by {strong:.0%} on both"), table
+                       f"candidate wins by {strong:.0%}"
+                       + (" on both" if futures else "")), table
     return chosen, f"{candidates[chosen].label}: {evidence}", table
 
 

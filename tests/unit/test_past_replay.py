@@ -170,3 +170,19 @@ def test_candidates_clearly_behind_on_their_first_samples_are_dropped():
     kept = [row for row in rec.table if row["samples"] >= 4]
     assert dropped and len(kept) > 1
     assert all(row["gain"] < 0 for row in dropped)       # behind on the samples they had
+
+
+def test_with_no_futures_the_past_replayed_alone_decides():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait", samples=0)
+    none = np.zeros((3, 0, len(METRICS)))
+    chosen, why, table = decide(cands, none, s, past=_figures([100.0, 80.0, 90.0]))
+    assert chosen == 1 and "sampled futures" not in why and table[1]["gain"] is None
+    assert decide(cands, none, s, past=_figures([100.0, 97.0, 99.0]))[0] == 0
+    chosen, why, _ = decide(cands, none, s, past=_figures([100.0, 80.0, 90.0]), dwell=3600)
+    assert chosen == 1                      # 20% >= 3 x 5%: overwhelming
+    chosen, why, _ = decide(cands, none, s, past=_figures([100.0, 90.0, 95.0]), dwell=3600)
+    assert chosen == 0 and why.startswith("no change yet")
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    rec = recommend(snap, hist, s)
+    assert rec.results.shape[1] == 0 and rec.past is not None
