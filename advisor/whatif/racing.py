@@ -54,11 +54,20 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
         settings.samples
     results = np.full((n, 2 * settings.samples, len(METRICS)), np.nan)
 
+    done = [0]          # tasks of the stages run so far: progress counts on across them
+
     def run(rows: list[int], begin: int, count: int) -> None:
         if count <= 0 or not rows:
             return
+
+        def progress(d: int, n: int) -> None:
+            if on_progress:
+                on_progress(done[0] + d, done[0] + n)
+                if d == n:
+                    done[0] += n
+
         out = simulate(snapshot, history, [candidates[i] for i in rows],
-                       _with_samples(settings, count), executor, on_progress,
+                       _with_samples(settings, count), executor, progress,
                        rows.index(ref), allow, begin)
         results[rows, begin:begin + count] = out
 

@@ -1,34 +1,30 @@
-"""From a snapshot to a recommendation: simulate every candidate on the same sampled
-futures, compare each with the configuration in effect sample by sample, keep what is
-within the risk limits, and recommend a change only when it clearly wins.
+"""From a snapshot to a recommendation: weigh every candidate on two kinds of evidence
+against the configuration in effect, keep what is within the risk limits, and recommend a
+change only when it clearly wins, and not too often.
 
-A candidate wins when, against the configuration in effect over the same samples:
-* its objective is better by at least ``min_gain`` (relative, on the samples' mean), and
-  better in at least ``min_wins`` of the samples;
-* its MaxWait and p95 wait (means over samples) are at most ``risk`` times the current ones
-  (plus ``RISK_SLACK`` seconds, so that a near-empty queue's few seconds cannot veto); or,
-  with a ``reference`` policy, ``risk`` times the reference's: a site's own baseline, so
-  that a run of changes cannot ratchet the limits up (each judged against the last);
-* and, job by job, no job waits beyond the reference's longest wait unless at most
-  ``risk`` times its own wait under the reference (``tail_push``, mean over samples; waits
-  from the snapshot, so that a job already old is not pushed day after day): the
-  two maxima above may belong to different jobs, and a short-first order that leaves one
-  wide job behind everything passed them decision after decision (SDSC-SP2 online).
-With a reference policy and ``history_floor``, each of these limits is at least ``risk``
-times what the reference gives on the recent past: the jobs of the history's last
-``history_weeks`` weeks replayed under it by the textbook engine (``reference_tails``);
-job by job, a job counts as pushed only past ``risk`` times that MaxWait, counted from its
-submission. A candidate then passes where its tails stay within what the reference itself
-produced lately, as a site judges MaxWait over weeks: one day's futures hold only that
-day's jobs, a small and noisy scale, which forced out even the best configuration kept
-fixed on many days (docs/advice.md, "The limits floored by the recent past").
-The horizon grows from ``horizon`` to the queue's drain time, up to ``horizon_max``
-(``drain_horizon``): with a queue deeper than a day, one-day futures end before the wide
-jobs at its tail start, and a candidate that delays them day after day looks safe on each
-day (CTC-SP2 online, docs/advice.md).
-Hysteresis: when the last stored recommendation still wins, a different winner replaces it
-only if it beats it by another ``min_gain``. Lawson and Smirni's trigger (optional): simulate
-only when the queue's bounded slowdown now exceeds ``trigger``.
+* The recent past replayed (``advisor.whatif.past``): the last weeks of finished jobs
+  played again under each candidate, what a site tuning by hand reads off its log.
+* Sampled futures from the exact state (``advisor.whatif.futures``), raced
+  (``advisor.whatif.racing``): only the candidates best on the past, and those without a
+  replay, are sampled; the clearly losing are dropped after a few samples; a close call
+  gets more.
+
+A candidate with a replay wins when it did better than the configuration in effect on the
+weeks replayed by ``min_gain`` and not worse on its futures; one without a replay (a plan,
+a candidate too costly to replay) when its futures are better by ``OVERWHELMING`` times
+``min_gain`` in ``min_wins`` of the samples. Risk limits: MaxWait and p95 wait at most
+``risk`` times the reference's (the configuration in effect, or a site's own baseline so
+that a run of changes cannot ratchet the limits up), judged on the weeks replayed where
+there are some (the scale a site judges its longest waits on) else on the futures (plus
+``RISK_SLACK`` seconds, floored by the reference's tails on the recent past with
+``history_floor``: ``reference_tails``); and job by job on the futures (``tail_push``): no
+job waits beyond the reference's longest wait unless at most ``risk`` times its own wait
+under it. The horizon grows from ``horizon`` to the queue's drain time, up to
+``horizon_max`` (``drain_horizon``). The minimum dwell: within ``dwell`` of the last change
+only an overwhelming win changes anything (each change is a reconfigure and reorders
+users' jobs); hysteresis: the last recommendation stays unless beaten by another
+``min_gain``. Lawson and Smirni's trigger (optional): simulate only when the queue's
+bounded slowdown now exceeds ``trigger``. docs/recommend.md says why, with the figures.
 """
 from __future__ import annotations
 
