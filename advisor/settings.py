@@ -36,6 +36,7 @@ class Settings:
     past: bool = True          # the last history_weeks replayed under each candidate, weighed
     dwell: int = 7 * 86400     # a change at most this often, unless the evidence overwhelms
     race: int = 6              # futures for the best this many by the past (0: for all)
+    choose_by: str = "past"    # the evidence that ranks the winners: past, or futures
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -54,6 +55,8 @@ class Settings:
             raise BadInput("--conservative-up-to must be a number of pending jobs, >= 0")
         if self.history_weeks < 1:
             raise BadInput("--history-weeks must be at least 1")
+        if self.choose_by not in ("past", "futures"):
+            raise BadInput("--choose-by must be past or futures")
         if self.dwell < 0 or self.race < 0:
             raise BadInput("--dwell must be a duration >= 0 and --race a count >= 0")
 

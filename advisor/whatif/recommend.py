@@ -264,12 +264,19 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
         # a candidate with a replay must have done better on the weeks replayed and not
         # worse on the futures; one without, overwhelmingly better on the futures
         strong = OVERWHELMING * settings.min_gain
-        by_past = replayed & (p_gain >= settings.min_gain) & ((gain > 0) if futures else True)
+        if settings.choose_by == "futures" and futures:
+            # the past only rules out: no worse there, the futures pick the winner
+            by_past = replayed & (p_gain >= 0) & (gain >= settings.min_gain) & (
+                wins >= settings.min_wins)
+        else:
+            by_past = replayed & (p_gain >= settings.min_gain) & ((gain > 0) if futures
+                                                                  else True)
         bar = strong if past is not None else settings.min_gain
         by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
     ok = safe & (by_past | by_futures)
     ok[0] = False
-    score = np.where(replayed, p_gain, gain)
+    score = gain if settings.choose_by == "futures" and futures else np.where(
+        replayed, p_gain, gain)
     table = []
     for i, c in enumerate(candidates):
         row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
@@ -310,7 +317,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     evidence = _evidence(chosen, gain, wins, p_gain, settings, past, counts)
     if dwell > 0:
         # (a candidate without a replay, as a plan, waits out the dwell when there is one)
-        on_past = p_gain[chosen] >= strong if replayed[chosen] else past is None
+        need = strong if settings.choose_by == "past" else 0.0
+        on_past = p_gain[chosen] >= need if replayed[chosen] else past is None
         if not ((gain[chosen] >= strong or not futures) and on_past):
             return 0, (f"no change yet: {candidates[chosen].label} would win ({evidence}), "
                        f"but the configuration in effect was put in effect less than "

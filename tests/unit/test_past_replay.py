@@ -186,3 +186,16 @@ def test_with_no_futures_the_past_replayed_alone_decides():
     snap, hist = _setup(bundled("KTH-SP2", False))
     rec = recommend(snap, hist, s)
     assert rec.results.shape[1] == 0 and rec.past is not None
+
+
+def test_the_futures_can_choose_among_candidates_the_past_does_not_rule_out():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait", choose_by="futures")
+    # 1 is best on the past, 2 on the futures; 2 is no worse than in effect on the past
+    past = _figures([100.0, 80.0, 99.0])
+    futures = _futures([[10] * 4, [9.5] * 4, [8] * 4])
+    assert decide(cands, futures, s, past=past)[0] == 2
+    assert decide(cands, futures, Settings(objective="avg_wait"), past=past)[0] == 1
+    # worse than in effect on the past: ruled out, whatever its futures
+    futures = _futures([[10] * 4, [9.9] * 4, [8] * 4])
+    assert decide(cands, futures, s, past=_figures([100.0, 80.0, 101.0]))[0] == 0
