@@ -10,7 +10,8 @@ change only when it clearly wins, and not too often.
   gets more.
 
 A candidate with a replay wins when it did better than the configuration in effect on the
-weeks replayed by ``min_gain`` and not worse on its futures; one without a replay (a plan,
+weeks replayed by ``min_gain`` and its futures agree (better on average and in ``AGREE`` of
+the samples); one without a replay (a plan,
 a candidate too costly to replay) when its futures are better by ``OVERWHELMING`` times
 ``min_gain`` in ``min_wins`` of the samples. Risk limits: MaxWait and p95 wait at most
 ``risk`` times the reference's (the configuration in effect, or a site's own baseline so
@@ -215,8 +216,11 @@ def reference_index(candidates: list[Candidate], policy: Policy | None,
 WORDS = {"avg_wait": "the mean wait", "avg_bsld": "the mean bounded slowdown",
          "p95_wait": "the 95th-percentile wait", "utilization": "the idle CPU time"}
 #: a change within the minimum dwell needs this many times ``min_gain`` in both the past
-#: replayed and the futures
+#: replayed and the futures (there in ``min_wins`` of the samples)
 OVERWHELMING = 3.0
+#: the futures agree with the past when the candidate is better on average and in at
+#: least this share of the samples
+AGREE = 0.5
 
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
@@ -269,8 +273,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
             by_past = replayed & (p_gain >= 0) & (gain >= settings.min_gain) & (
                 wins >= settings.min_wins)
         else:
-            by_past = replayed & (p_gain >= settings.min_gain) & ((gain > 0) if futures
-                                                                  else True)
+            by_past = replayed & (p_gain >= settings.min_gain) & (
+                ((gain > 0) & (wins >= AGREE)) if futures else True)
         bar = strong if past is not None else settings.min_gain
         by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
     ok = safe & (by_past | by_futures)
@@ -319,7 +323,9 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
         # (a candidate without a replay, as a plan, waits out the dwell when there is one)
         need = strong if settings.choose_by == "past" else 0.0
         on_past = p_gain[chosen] >= need if replayed[chosen] else past is None
-        if not ((gain[chosen] >= strong or not futures) and on_past):
+        on_futures = not futures or (gain[chosen] >= strong and
+                                     wins[chosen] >= settings.min_wins)
+        if not (on_futures and on_past):
             return 0, (f"no change yet: {candidates[chosen].label} would win ({evidence}), "
                        f"but the configuration in effect was put in effect less than "
                        f"{format_duration(settings.dwell)} ago (the minimum dwell): it "
