@@ -57,6 +57,8 @@ from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
+#: winners too costly to replay at every decision, replayed before one is recommended
+LAZY_REPLAYS = 3
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,10 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     if settings.history_floor and settings.reference is not None:
         floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
                                 settings.history_weeks)
+    memo = {} if past_memo is None else past_memo
+    costly = costly_to_replay(context, settings)
     past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor,
-                        costly_to_replay(context, settings), past_memo)
-            if settings.past else None)
+                        costly, memo) if settings.past else None)
     results = (sample_raced(snapshot, history, candidates, settings, executor, past, ref,
                             previous, settings.risk * floor.max_wait if floor else None,
                             on_progress) if settings.samples
@@ -142,6 +145,17 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
              if in_effect_since is not None else 0)
     chosen, reason, table = decide(candidates, results, settings, previous, ref, floor, past,
                                    dwell)
+    for _ in range(LAZY_REPLAYS):
+        # a winner too costly to replay for every decision is replayed before it is
+        # recommended: judged on the futures alone, it may be over a limit on the past
+        if not (chosen and past is not None and candidates[chosen].spec in costly
+                and np.isnan(past.results[chosen]).all()):
+            break
+        costly = costly - {candidates[chosen].spec}
+        past = replay_past(snapshot, history, candidates, settings.history_weeks, executor,
+                           costly, memo)
+        chosen, reason, table = decide(candidates, results, settings, previous, ref, floor,
+                                       past, dwell)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table, left_out, floor, past)
 

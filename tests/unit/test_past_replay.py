@@ -199,3 +199,23 @@ def test_the_futures_can_choose_among_candidates_the_past_does_not_rule_out():
     # worse than in effect on the past: ruled out, whatever its futures
     futures = _futures([[10] * 4, [9.9] * 4, [8] * 4])
     assert decide(cands, futures, s, past=_figures([100.0, 80.0, 101.0]))[0] == 0
+
+
+def test_a_winner_too_costly_to_replay_every_time_is_replayed_before_it_is_recommended(
+        monkeypatch):
+    """Conservative backfilling is left out of the replay at every decision; when it would
+    win on its futures it is replayed, and the decision made again with its past."""
+    import advisor.whatif.recommend as rec_module
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    seen = []
+
+    def deciding(candidates, results, settings, previous, ref, floor, past, dwell):
+        costly = next(i for i, c in enumerate(candidates) if c.spec.startswith("conserv"))
+        seen.append(bool(np.isnan(past.results[costly]).all()))
+        return (costly if seen[-1] else 0), "test", []
+
+    monkeypatch.setattr(rec_module, "decide", deciding)
+    rec = recommend(snap, hist, Settings(objective="avg_wait", samples=2, horizon_max=0))
+    assert seen == [True, False] and rec.chosen == 0
+    costly = [i for i, c in enumerate(rec.candidates) if c.spec.startswith("conserv")]
+    assert sum(not np.isnan(rec.past.results[i]).all() for i in costly) == 1
