@@ -37,6 +37,7 @@ class Settings:
     dwell: int = 7 * 86400     # a change at most this often, unless the evidence overwhelms
     race: int = 6              # futures for the best this many by the past (0: for all)
     choose_by: str = "past"    # the evidence that ranks the winners: past, or futures
+    steady: bool = True        # the past's gain must hold in min_wins of its weeks
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -63,7 +63,7 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 KNOBS = (("horizon", str), ("horizon_max", str), ("min_gain", float), ("min_wins", float),
          ("risk", float), ("history_weeks", int), ("samples", int), ("dwell", str),
-         ("race", int), ("choose_by", str))
+         ("race", int), ("choose_by", str), ("steady", lambda v: v in ("1", "true")))
 
 
 def trace_file(name: str, archive: Path | None) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from advisor.metrics import bounded_slowdown
 from advisor.model import SECONDS_PER_WEEK, Job, Snapshot
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import ARRIVAL_ID0, FutureSample
@@ -36,17 +37,27 @@ from advisor.whatif.scenario import METRICS, Task, evaluate
 MIN_PAST_JOBS = 20
 
 
+#: what a replay of finished jobs can judge (every one of them runs: not utilisation)
+PAST_OBJECTIVES = ("avg_wait", "avg_bsld", "p95_wait")
+
+
 @dataclass(frozen=True)
 class PastReplay:
-    """Each candidate's METRICS over the replayed weeks (NaN: no replay, see above)."""
+    """Each candidate's METRICS over the replayed weeks, and each objective week by week
+    (NaN: no replay, see above)."""
 
     results: np.ndarray          # (candidates, len(METRICS))
+    weekly: np.ndarray           # (candidates, weeks, len(PAST_OBJECTIVES)), by submit week
     jobs: int
     begin: int                   # the first replayed submission
-    end: int                     # the snapshot's time
+    end: int                     # the start of the snapshot's week
 
     def figure(self, name: str) -> np.ndarray:
         return self.results[:, METRICS.index(name)]
+
+    def by_week(self, objective: str) -> np.ndarray:
+        """(candidates, weeks): ``objective`` over each replayed week's submissions."""
+        return self.weekly[:, :, PAST_OBJECTIVES.index(objective)]
 
 
 def week_start(t: int) -> int:
@@ -107,9 +118,10 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     memo = {} if memo is None else memo
     keys = [(week_start(snapshot.time), weeks, repr(c.enacts)) for c in candidates]
     results = np.full((len(candidates), len(METRICS)), np.nan)
+    weekly = np.full((len(candidates), weeks, len(PAST_OBJECTIVES)), np.nan)
     for i, key in enumerate(keys):
         if key in memo:
-            results[i] = memo[key]
+            results[i], weekly[i] = memo[key]
     playable = [i for i, c in enumerate(candidates) if c.enactment.replayable
                 and c.spec not in costly and keys[i] not in memo]
     executor = executor or SerialExecutor()
@@ -117,9 +129,26 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     batches = [b for b in (playable[k * len(playable) // n:(k + 1) * len(playable) // n]
                            for k in range(n)) if b]
     tasks = [Task(idle, tuple(candidates[i] for i in b), sample, span) for b in batches]
-    for i, (out, _, _) in executor.map_unordered(evaluate, tasks):
+    submit = np.array([j.submit_time for j in sample.arrivals], np.int64)
+    runtime = np.array([sample.runtimes[j.job_id] for j in sample.arrivals], np.float64)
+    week = (submit - (week_start(snapshot.time) - weeks * SECONDS_PER_WEEK)) // SECONDS_PER_WEEK
+    for i, (out, waits, _) in executor.map_unordered(evaluate, tasks):
         results[batches[i]] = out
-        for row, k in zip(out, batches[i]):
-            memo[keys[k]] = row
-    return PastReplay(results, len(sample.arrivals), int(idle.time + 1),
+        for k, row, wait in zip(batches[i], out, waits):
+            weekly[k] = week_figures(wait.astype(np.float64), runtime, week, weeks)
+            memo[keys[k]] = (row, weekly[k])
+    return PastReplay(results, weekly, len(sample.arrivals), int(idle.time + 1),
                       week_start(snapshot.time))
+
+
+def week_figures(wait: np.ndarray, runtime: np.ndarray, week: np.ndarray,
+                 weeks: int) -> np.ndarray:
+    """(weeks, len(PAST_OBJECTIVES)): each objective over each week's submissions (the
+    jobs in submit order, as ``evaluate`` gives their waits; NaN: none, or never ran)."""
+    out = np.full((weeks, len(PAST_OBJECTIVES)), np.nan)
+    for w in range(weeks):
+        mine = (week == w) & ~np.isnan(wait)
+        if mine.any():
+            out[w] = (wait[mine].mean(), bounded_slowdown(wait[mine], runtime[mine]).mean(),
+                      np.percentile(wait[mine], 95))
+    return out

@@ -26,7 +26,7 @@ from advisor.model import Snapshot
 from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
-from advisor.whatif.past import PastReplay
+from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
@@ -37,8 +37,6 @@ RISK_SLACK = 60.0
 TASKS_PER_WORKER = 2
 #: the samples every raced candidate gets before the clearly losing ones are dropped
 FIRST_SAMPLES = 2
-#: what a replay of finished jobs can judge (every one of them runs: not utilisation)
-PAST_OBJECTIVES = ("avg_wait", "avg_bsld", "p95_wait")
 
 
 def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
@@ -163,8 +161,18 @@ def past_gain(past: PastReplay, objective: str) -> np.ndarray:
     return (fig[0] - fig) / max(abs(float(fig[0])), 1e-9)
 
 
-#: what a replay of finished jobs can judge (every one of them runs: not utilisation)
-PAST_OBJECTIVES = ("avg_wait", "avg_bsld", "p95_wait")
+
+
+def past_wins(past: PastReplay, objective: str) -> np.ndarray:
+    """Per candidate: the share of the weeks replayed in which it did better than the
+    configuration in effect (NaN: no replay, or an objective the replay cannot judge)."""
+    if objective not in PAST_OBJECTIVES:
+        return np.full(len(past.results), np.nan)
+    weekly = past.by_week(objective)
+    both = ~np.isnan(weekly) & ~np.isnan(weekly[0])
+    with np.errstate(invalid="ignore"):
+        won = (both & (weekly < weekly[0])).sum(axis=1) / both.sum(axis=1)
+    return np.where(np.isnan(past.results[:, 0]), np.nan, won)
 
 
 def race_field(candidates: list[Candidate], past: PastReplay | None, settings: Settings,

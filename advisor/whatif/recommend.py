@@ -51,7 +51,8 @@ from advisor.whatif.candidates import (Candidate, candidates_for, history_classe
 from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.racing import (PAST_OBJECTIVES, RISK_SLACK, TASKS_PER_WORKER,  # noqa: F401
                                    batch_bounds, close_call, past_gain, past_safe,
-                                   race_field, risk_limit, sample_raced, simulate)
+                                   past_wins, race_field, risk_limit, sample_raced,
+                                   simulate)
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
@@ -267,6 +268,9 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     with np.errstate(invalid="ignore"):
         p_gain = (past_gain(past, settings.objective) if past is not None
                   else np.full(len(candidates), np.nan))
+        p_wins = (past_wins(past, settings.objective) if past is not None
+                  else np.full(len(candidates), np.nan))
+        steady = (p_wins >= settings.min_wins) if settings.steady else True
         replayed = ~np.isnan(p_gain)
         # MaxWait and p95 wait judged on the weeks replayed where there are some (the scale
         # a site judges them on; a day's futures are small and noisy), else on the futures
@@ -287,10 +291,11 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
             by_past = replayed & (p_gain >= 0) & (gain >= settings.min_gain) & (
                 wins >= settings.min_wins)
         else:
-            by_past = replayed & (p_gain >= settings.min_gain) & (
+            by_past = replayed & (p_gain >= settings.min_gain) & steady & (
                 ((gain > 0) & (wins >= AGREE)) if futures else True)
         bar = strong if past is not None else settings.min_gain
         by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
+    ev = Evidence(gain, wins, counts, p_gain, p_wins)
     ok = safe & (by_past | by_futures)
     ok[0] = False
     score = gain if settings.choose_by == "futures" and futures else np.where(
@@ -299,7 +304,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     for i, c in enumerate(candidates):
         row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
                "gain": _finite(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
-               "past_gain": _finite(p_gain[i]), "sampled": bool(sampled[i]),
+               "past_gain": _finite(p_gain[i]), "past_wins": _finite(p_wins[i]),
+               "sampled": bool(sampled[i]),
                "over": [name for name, over in breaks.items() if over[i]],
                "eligible": bool(ok[i])}
         row["samples"] = int(drawn[i].sum())
@@ -320,19 +326,18 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
                                             -np.inf)))
         return chosen, (f"the configuration in effect is over a risk limit against "
                         f"{candidates[ref].label}; {candidates[chosen].label} is the best "
-                        f"within them ({_evidence(chosen, gain, wins, p_gain, settings, past, counts)})"), table
+                        f"within them ({_evidence(chosen, ev, settings, past)})"), table
     if not ok.any():
-        return 0, _no_change(candidates, gain, wins, p_gain, safe, settings, past,
-                             counts), table
+        return 0, _no_change(candidates, ev, safe, settings, past), table
     chosen = int(np.argmax(np.where(ok, score, -np.inf)))
     prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
     if prev is not None and ok[prev] and prev != chosen:
         if score[chosen] - score[prev] < settings.min_gain:
             return prev, (f"{candidates[prev].label} (recommended last time) still wins "
-                          f"({_evidence(prev, gain, wins, p_gain, settings, past, counts)}); "
+                          f"({_evidence(prev, ev, settings, past)}); "
                           f"{candidates[chosen].label} is not better by "
                           f"{settings.min_gain:.0%} (hysteresis)"), table
-    evidence = _evidence(chosen, gain, wins, p_gain, settings, past, counts)
+    evidence = _evidence(chosen, ev, settings, past)
     if dwell > 0:
         # (a candidate without a replay, as a plan, waits out the dwell when there is one)
         need = strong if settings.choose_by == "past" else 0.0
@@ -349,16 +354,30 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     return chosen, f"{candidates[chosen].label}: {evidence}", table
 
 
-def _evidence(i: int, gain, wins, p_gain, settings: Settings, past: PastReplay | None,
-              counts: np.ndarray) -> str:
+class Evidence(NamedTuple):
+    """Per candidate, against the configuration in effect: on the futures, the gain, the
+    share of samples it wins and how many it had; on the past replayed, the gain and the
+    share of weeks it wins."""
+
+    gain: np.ndarray
+    wins: np.ndarray
+    counts: np.ndarray
+    p_gain: np.ndarray
+    p_wins: np.ndarray
+
+
+def _evidence(i: int, ev: Evidence, settings: Settings, past: PastReplay | None) -> str:
     """The evidence for candidate ``i`` against the configuration in effect, in words."""
     what = WORDS[settings.objective]
+    gain, wins, p_gain = ev.gain, ev.wins, ev.p_gain
     parts = []
     if past is not None and not np.isnan(p_gain[i]):
-        weeks = round((past.end - past.begin) / SECONDS_PER_WEEK)
+        weeks = past.weekly.shape[1]
+        won = ("" if np.isnan(ev.p_wins[i]) else
+               f" (better in {round(ev.p_wins[i] * weeks)} of the {weeks} weeks)")
         parts.append(f"over the last {weeks} weeks replayed ({past.jobs:,} jobs) it would "
-                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}")
-    samples = int(counts[i])
+                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}{won}")
+    samples = int(ev.counts[i])
     if not np.isnan(gain[i]):
         span = (format_duration(settings.horizon) if settings.horizon % 3600 == 0
                 else f"{settings.horizon / 3600:.0f}h")
@@ -372,21 +391,23 @@ def _cut(gain: float) -> str:
     return "cut" if gain >= 0 else "raised"
 
 
-def _no_change(candidates, gain, wins, p_gain, safe, settings: Settings,
-               past: PastReplay | None, counts: np.ndarray) -> str:
+def _no_change(candidates, ev: Evidence, safe, settings: Settings,
+               past: PastReplay | None) -> str:
     """Why nothing is recommended: the best candidate's evidence and what it lacks."""
-    score = np.where(np.isnan(p_gain), gain, p_gain)
+    p_gain = ev.p_gain
+    score = np.where(np.isnan(p_gain), ev.gain, p_gain)
     score[0] = -np.inf
     if len(candidates) < 2 or not np.isfinite(score).any():
         return "no candidate beats the configuration in effect"
     best = int(np.nanargmax(score))
     lacks = ("it is over a risk limit" if not safe[best] else
-             f"it does not win by {settings.min_gain:.0%} on the weeks replayed and on the "
-             f"futures" if not np.isnan(p_gain[best]) else
+             f"it does not win by {settings.min_gain:.0%} on the weeks replayed"
+             + (f" in {settings.min_wins:.0%} of them" if settings.steady else "")
+             + " with the futures agreeing" if not np.isnan(p_gain[best]) else
              f"it does not win by {settings.min_gain:.0%} in {settings.min_wins:.0%} of "
              f"the futures")
     return (f"no change: the best candidate, {candidates[best].label} "
-            f"({_evidence(best, gain, wins, p_gain, settings, past, counts)}), is not "
+            f"({_evidence(best, ev, settings, past)}), is not "
             f"enough: {lacks}")
 
 

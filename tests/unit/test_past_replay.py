@@ -8,7 +8,7 @@ from advisor.model import SECONDS_PER_WEEK
 from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for
-from advisor.whatif.past import PastReplay, replay_past
+from advisor.whatif.past import PAST_OBJECTIVES, PastReplay, replay_past
 from advisor.whatif.racing import FIRST_SAMPLES
 from advisor.whatif.recommend import OVERWHELMING, close_call, decide, race_field, recommend
 from advisor.whatif.runner import ProcessExecutor
@@ -20,13 +20,17 @@ from tests.unit.test_recommend import _cands
 SPECS = ("easy:FCFS", "easy:SPF:T=1d", "easy:LPF:T=1d", "plan1:T=1d")
 
 
-def _figures(avg_wait, max_wait=None):
-    """A PastReplay with these mean waits (NaN: no replay) and MaxWaits (default 1000)."""
+def _figures(avg_wait, max_wait=None, weekly=None):
+    """A PastReplay with these mean waits (NaN: no replay) and MaxWaits (default 1000),
+    each week's mean wait the same (or ``weekly``: candidates x 4)."""
     out = np.zeros((len(avg_wait), len(METRICS)))
     out[:, METRICS.index("avg_wait")] = avg_wait
     out[:, METRICS.index("max_wait")] = 1000 if max_wait is None else max_wait
     out[np.isnan(np.asarray(avg_wait, float))] = np.nan
-    return PastReplay(out, 500, 0, 4 * SECONDS_PER_WEEK)
+    weeks = np.full((len(avg_wait), 4, len(PAST_OBJECTIVES)), np.nan)
+    weeks[:, :, 0] = (np.repeat(np.asarray(avg_wait, float)[:, None], 4, axis=1)
+                      if weekly is None else weekly)
+    return PastReplay(out, weeks, 500, 0, 4 * SECONDS_PER_WEEK)
 
 
 def _futures(rows):
@@ -47,6 +51,14 @@ def test_the_last_weeks_are_replayed_under_every_candidate_but_a_plan():
     end = snap.time - snap.time % SECONDS_PER_WEEK
     recent = ((hist["submit"] >= end - 2 * SECONDS_PER_WEEK) & (hist["submit"] < end)).sum()
     assert past.jobs == recent > 100 and past.end == end
+    # week by week: the weeks' mean waits, weighed by their jobs, are the whole mean
+    sub = hist["submit"].to_numpy()
+    per_week = [((sub >= end - (2 - w) * SECONDS_PER_WEEK) &
+                 (sub < end - (1 - w) * SECONDS_PER_WEEK)).sum() for w in range(2)]
+    weekly = past.by_week("avg_wait")
+    assert weekly.shape == (len(cands), 2)
+    np.testing.assert_allclose(weekly[0] @ per_week / sum(per_week),
+                               past.figure("avg_wait")[0], rtol=1e-9)
     # later in the same week the memo gives the same figures without a replay
     assert len(memo) == len(cands) - 1
     later = replace(snap, time=end + SECONDS_PER_WEEK - 1)
@@ -79,7 +91,7 @@ def test_a_win_on_the_past_needs_the_futures_not_against_it():
     chosen, why, table = decide(cands, _futures([[10] * 4, [9] * 4, [9] * 4]), s, past=past)
     assert chosen == 1 and table[1]["past_gain"] == 0.2
     assert "over the last 4 weeks replayed (500 jobs) it would have cut the mean wait by " \
-        "20%" in why and "better in 4 of 4" in why
+        "20% (better in 4 of the 4 weeks)" in why and "better in 4 of 4)" in why
     # the futures say the past's winner does worse now: the other one
     chosen, _, _ = decide(cands, _futures([[10] * 4, [11] * 4, [9] * 4]), s, past=past)
     assert chosen == 2
@@ -219,3 +231,16 @@ def test_a_winner_too_costly_to_replay_every_time_is_replayed_before_it_is_recom
     assert seen == [True, False] and rec.chosen == 0
     costly = [i for i, c in enumerate(rec.candidates) if c.spec.startswith("conserv")]
     assert sum(not np.isnan(rec.past.results[i]).all() for i in costly) == 1
+
+
+def test_a_win_on_the_past_must_hold_week_after_week():
+    cands = _cands(3)
+    s = Settings(objective="avg_wait")
+    futures = _futures([[10] * 4, [9] * 4, [9] * 4])
+    # 1: 20% better overall, from one good week; 2: 10% better in every week
+    weekly = np.array([[100.0] * 4, [40.0, 110.0, 105.0, 105.0], [90.0] * 4])
+    past = _figures([100.0, 80.0, 90.0], weekly=weekly)
+    chosen, why, table = decide(cands, futures, s, past=past)
+    assert chosen == 2 and table[1]["past_wins"] == 0.25 and table[2]["past_wins"] == 1.0
+    assert decide(cands, futures, Settings(objective="avg_wait", steady=False),
+                  past=past)[0] == 1
