@@ -127,7 +127,8 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
                    f"{format_duration(d.dwell)}; 0: any day)")
     p.add_argument("--race", type=count(0), default=d.race, metavar="N", help="sample "
                    "futures only for the N candidates best on the past replayed (and the "
-                   f"configuration in effect and the reference; default {d.race}; 0: all)")
+                   f"configuration in effect and the reference), drop those clearly behind "
+                   f"after 2 samples (default {d.race}; 0: no race, all on every sample)")
     p.add_argument("--conservative-up-to", type=count(0), default=d.conservative_up_to,
                    metavar="N", help="the default grid simulates conservative backfilling "
                    "and plans only while at most N jobs are pending (default "

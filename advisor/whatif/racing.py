@@ -12,6 +12,7 @@ clearly behind. So the futures are sampled in stages (a race):
 4. when the candidate the past favours is level with the configuration in effect on its
    futures (within two standard errors), as many samples again for the two: the close
    call more evidence should settle.
+``race`` 0: no race, every candidate on every sample (as before the past was replayed).
 Every candidate meets the same samples (the same seeds) for as long as it runs; the
 results hold NaN where a sample was not drawn for a candidate.
 """
@@ -46,6 +47,9 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
                  on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """(candidates, samples drawn, metrics) by the stages above; NaN: not drawn."""
     n = len(candidates)
+    if not settings.race:       # no race: every candidate on every sample
+        return simulate(snapshot, history, candidates, settings, executor, on_progress, ref,
+                        allow)
     field = race_field(candidates, past, settings, ref, previous)
     keep = {0, ref, *(i for i, c in enumerate(candidates) if c.spec == previous)}
     first = min(FIRST_SAMPLES, settings.samples) if len(field) > len(keep) else \
