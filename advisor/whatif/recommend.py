@@ -58,8 +58,6 @@ from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
-#: winners too costly to replay at every decision, replayed before one is recommended
-LAZY_REPLAYS = 3
 
 
 @dataclass(frozen=True)
@@ -146,15 +144,14 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
              if in_effect_since is not None else 0)
     chosen, reason, table = decide(candidates, results, settings, previous, ref, floor, past,
                                    dwell)
-    for _ in range(LAZY_REPLAYS):
-        # a winner too costly to replay for every decision is replayed before it is
-        # recommended: judged on the futures alone, it may be over a limit on the past
-        if not (chosen and past is not None and candidates[chosen].spec in costly
-                and np.isnan(past.results[chosen]).all()):
-            break
-        costly = costly - {candidates[chosen].spec}
+    # the winners too costly to replay at every decision are replayed before one is
+    # recommended: judged on the futures alone, they may be over a limit on the past
+    lazy = {candidates[i].spec for i, row in enumerate(table) if row["eligible"]
+            and candidates[i].spec in costly and np.isnan(past.results[i]).all()
+            } if past is not None else set()
+    if lazy:
         past = replay_past(snapshot, history, candidates, settings.history_weeks, executor,
-                           costly, memo)
+                           costly - lazy, memo)
         chosen, reason, table = decide(candidates, results, settings, previous, ref, floor,
                                        past, dwell)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,

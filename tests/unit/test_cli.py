@@ -218,8 +218,9 @@ def test_replay_online_json():
 
 
 def test_replay_against_static_json_and_plot(tmp_path):
-    """The advice benchmark on a window with its load raised: every run in one document,
-    the weekly PNG; its options refused outside --online before any work."""
+    """The advice benchmark on a window with its load raised, the 4 weeks before it played
+    as a warm-up: every run in one document (the site's and the rolling pick too), the
+    weekly PNG; its options refused outside --online before any work."""
     png = tmp_path / "weeks.png"
     window = ("--since", "20w", "--until", "22w", "--load", "1.2")
     done = advisor("replay", "KTH-SP2", "--online", "1d", "--against-static", *window,
@@ -228,7 +229,10 @@ def test_replay_against_static_json_and_plot(tmp_path):
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert [r["name"] for r in doc["runs"]] == ["baseline", "EASY-SPF-SPF",
-                                                "EASY-SQF-SQF T=12h", "online"]
+                                                "EASY-SQF-SQF T=12h", "site's pick",
+                                                "rolling pick", "online"]
+    assert doc["pick"] in ("easy:FCFS:FCFS", "easy:SPF", "easy:SQF:T=12h")
+    assert len(doc["rolling"]) == 2 and doc["rolling"][0] == doc["pick"]
     jobs = doc["total"]["jobs"]
     assert doc["jobs"] == jobs and 1000 < jobs < 1500
     assert [w["week"] for w in doc["weeks"]] == [0, 1]

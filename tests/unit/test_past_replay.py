@@ -222,15 +222,18 @@ def test_a_winner_too_costly_to_replay_every_time_is_replayed_before_it_is_recom
     seen = []
 
     def deciding(candidates, results, settings, previous, ref, floor, past, dwell):
-        costly = next(i for i, c in enumerate(candidates) if c.spec.startswith("conserv"))
-        seen.append(bool(np.isnan(past.results[costly]).all()))
-        return (costly if seen[-1] else 0), "test", []
+        # two conservative candidates win on their futures; replayed, they do not
+        costly = [i for i, c in enumerate(candidates) if c.spec.startswith("conserv")][:2]
+        seen.append([bool(np.isnan(past.results[i]).all()) for i in costly])
+        table = [{"eligible": i in costly and seen[-1][costly.index(i)]}
+                 for i in range(len(candidates))]
+        return (costly[0] if seen[-1][0] else 0), "test", table
 
     monkeypatch.setattr(rec_module, "decide", deciding)
     rec = recommend(snap, hist, Settings(objective="avg_wait", samples=2, horizon_max=0))
-    assert seen == [True, False] and rec.chosen == 0
+    assert seen == [[True, True], [False, False]] and rec.chosen == 0
     costly = [i for i, c in enumerate(rec.candidates) if c.spec.startswith("conserv")]
-    assert sum(not np.isnan(rec.past.results[i]).all() for i in costly) == 1
+    assert sum(not np.isnan(rec.past.results[i]).all() for i in costly) == 2
 
 
 def test_a_win_on_the_past_must_hold_week_after_week():
