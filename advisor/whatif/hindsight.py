@@ -21,7 +21,7 @@ carry no CPU efficiency here, as in the online replay, so no time-sliced candida
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -86,11 +86,12 @@ class AdviceBench:
     total: dict = field(default_factory=dict)
     pick: str = ""               # the site's pick's spec ("" without weeks before)
     rolling: tuple[str, ...] = ()  # the rolling pick's spec, week by week
+    first: int | None = None     # the judged weeks' start (None: no warm-up)
 
     def as_dict(self) -> dict:
         return {"every": self.every, "objective": self.objective, "risk": self.risk,
                 "best": self.best, "best_safe": self.best_safe, "total": self.total,
-                "pick": self.pick, "rolling": list(self.rolling),
+                "pick": self.pick, "rolling": list(self.rolling), "first": self.first,
                 "runs": self.table.to_dict(orient="records"),
                 "weeks": self.weeks.to_dict(orient="records"),
                 "decisions": self.online.as_dict()["decisions"]}
@@ -194,8 +195,9 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
     played[ROLLING] = ("rolling", switching_starts(workload, every, by_label, schedule, limits,
                                                    estimates, baseline))
     runs = {**runs, **played, ONLINE: ("online", online.start)}
-    return judged(workload, runtime, runs, online, every, settings,
-                  submit >= first if warm else None, list(fixed), pick, schedule)
+    bench = judged(workload, runtime, runs, online, every, settings,
+                   submit >= first if warm else None, list(fixed), pick, schedule)
+    return replace(bench, first=first if warm else None)
 
 
 def best_within_risk(submit: np.ndarray, runtime: np.ndarray, runs: dict, mask: np.ndarray,
