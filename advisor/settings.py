@@ -36,7 +36,6 @@ class Settings:
     past: bool = True          # the last history_weeks replayed under each candidate, weighed
     dwell: int = 7 * 86400     # a change at most this often, unless the evidence overwhelms
     race: int = 6              # futures for the best this many by the past (0: for all)
-    choose_by: str = "past"    # the evidence that ranks the winners: past, or futures
     steady: bool = True        # the past's gain must hold in min_wins of its weeks
 
     def check(self) -> None:
@@ -56,8 +55,6 @@ class Settings:
             raise BadInput("--conservative-up-to must be a number of pending jobs, >= 0")
         if self.history_weeks < 1:
             raise BadInput("--history-weeks must be at least 1")
-        if self.choose_by not in ("past", "futures"):
-            raise BadInput("--choose-by must be past or futures")
         if self.dwell < 0 or self.race < 0:
             raise BadInput("--dwell must be a duration >= 0 and --race a count >= 0")
 

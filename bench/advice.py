@@ -63,7 +63,7 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 KNOBS = (("horizon", str), ("horizon_max", str), ("min_gain", float), ("min_wins", float),
          ("risk", float), ("history_weeks", int), ("samples", int), ("dwell", str),
-         ("race", int), ("choose_by", str), ("steady", lambda v: v in ("1", "true")))
+         ("race", int), ("steady", lambda v: v in ("1", "true")))
 
 
 def trace_file(name: str, archive: Path | None) -> str:
@@ -176,7 +176,9 @@ def interval(values: list[float]) -> tuple[float, float]:
 
 
 def summary(out: Path, tags: list[str], specs: list[str]) -> None:
-    """Per window and over windows: each advice's mean wait against each reference."""
+    """Per window and over windows: each advice's mean wait against each reference (per
+    window the mean over its seeds; the interval over windows), and the tags side by side."""
+    overall = []
     for tag in tags:
         docs = []
         for spec in specs:
@@ -202,7 +204,7 @@ def summary(out: Path, tags: list[str], specs: list[str]) -> None:
             mx = max(x["max_wait"] for x in adv) / max(r["baseline"]["max_wait"], 1.0)
             ratios.append(mx)
             changes.append(ch)
-            per_week.append(ch / d["weeks"])
+            per_week.append(ch / (len(adv[0]["decisions"]) / 7))
             row = {}
             for key, name in (("pick", "site's pick"), ("rolling", "rolling pick"),
                               ("oracle", "oracle"), ("baseline", "baseline")):
@@ -230,9 +232,20 @@ def summary(out: Path, tags: list[str], specs: list[str]) -> None:
         print(f"* advice MaxWait / baseline's: at most {max(ratios):.2f}; better than the "
               f"baseline's mean wait in {sum(g < 0 for g in gains['baseline'])} of "
               f"{len(docs)} windows")
+        rolling = np.mean([d["rolling_changes"] / (len(d["advice"][0]["decisions"]) / 7)
+                           for d in docs])
         print(f"* changes per week: advice {np.mean(per_week):.2f} (at most "
-              f"{max(per_week):.2f}); rolling pick "
-              f"{np.mean([d['rolling_changes'] / d['weeks'] for d in docs]):.2f}")
+              f"{max(per_week):.2f}); rolling pick {rolling:.2f}")
+        overall.append((tag, len(docs), len(docs[0]["advice"]),
+                        *(interval(gains[k]) for k in gains), max(gains["pick"]),
+                        max(ratios), float(np.mean(per_week))))
+    if len(overall) > 1:
+        print("\n| advice | windows x seeds | vs site's pick | vs rolling pick | vs oracle | "
+              "vs baseline | worst vs pick | MaxWait / baseline | changes / week |")
+        print("|---|" + "---|" * 8)
+        for tag, n, seeds, *cols, worst, mx, per in overall:
+            cells = " | ".join(f"{m:+.1%} ± {h:.1%}" for m, h in cols)
+            print(f"| {tag} | {n} x {seeds} | {cells} | {worst:+.1%} | {mx:.2f} | {per:.2f} |")
 
 
 def main() -> None:

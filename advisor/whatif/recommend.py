@@ -283,20 +283,14 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
         # a candidate with a replay must have done better on the weeks replayed and not
         # worse on the futures; one without, overwhelmingly better on the futures
         strong = OVERWHELMING * settings.min_gain
-        if settings.choose_by == "futures" and futures:
-            # the past only rules out: no worse there, the futures pick the winner
-            by_past = replayed & (p_gain >= 0) & (gain >= settings.min_gain) & (
-                wins >= settings.min_wins)
-        else:
-            by_past = replayed & (p_gain >= settings.min_gain) & steady & (
-                ((gain > 0) & (wins >= AGREE)) if futures else True)
+        by_past = replayed & (p_gain >= settings.min_gain) & steady & (
+            ((gain > 0) & (wins >= AGREE)) if futures else True)
         bar = strong if past is not None else settings.min_gain
         by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
     ev = Evidence(gain, wins, counts, p_gain, p_wins)
     ok = safe & (by_past | by_futures)
     ok[0] = False
-    score = gain if settings.choose_by == "futures" and futures else np.where(
-        replayed, p_gain, gain)
+    score = np.where(replayed, p_gain, gain)
     table = []
     for i, c in enumerate(candidates):
         row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
@@ -337,8 +331,7 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     evidence = _evidence(chosen, ev, settings, past)
     if dwell > 0:
         # (a candidate without a replay, as a plan, waits out the dwell when there is one)
-        need = strong if settings.choose_by == "past" else 0.0
-        on_past = p_gain[chosen] >= need if replayed[chosen] else past is None
+        on_past = p_gain[chosen] >= strong if replayed[chosen] else past is None
         on_futures = not futures or (gain[chosen] >= strong and
                                      wins[chosen] >= settings.min_wins)
         if not (on_futures and on_past):

@@ -200,19 +200,6 @@ def test_with_no_futures_the_past_replayed_alone_decides():
     assert rec.results.shape[1] == 0 and rec.past is not None
 
 
-def test_the_futures_can_choose_among_candidates_the_past_does_not_rule_out():
-    cands = _cands(3)
-    s = Settings(objective="avg_wait", choose_by="futures")
-    # 1 is best on the past, 2 on the futures; 2 is no worse than in effect on the past
-    past = _figures([100.0, 80.0, 99.0])
-    futures = _futures([[10] * 4, [9.5] * 4, [8] * 4])
-    assert decide(cands, futures, s, past=past)[0] == 2
-    assert decide(cands, futures, Settings(objective="avg_wait"), past=past)[0] == 1
-    # worse than in effect on the past: ruled out, whatever its futures
-    futures = _futures([[10] * 4, [9.9] * 4, [8] * 4])
-    assert decide(cands, futures, s, past=_figures([100.0, 80.0, 101.0]))[0] == 0
-
-
 def test_a_winner_too_costly_to_replay_every_time_is_replayed_before_it_is_recommended(
         monkeypatch):
     """Conservative backfilling is left out of the replay at every decision; when it would
