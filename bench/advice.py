@@ -18,7 +18,9 @@ Every run shares the warm-up and the daily cuts; the differences are paired by w
 
     .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
         [--cache DIR] [--out DIR] [--tag NAME] [Settings knobs...]
-    .venv/bin/python bench/advice.py summary --out DIR [--tags a,b] [--set tuning]
+    .venv/bin/python bench/advice.py summary --out DIR [--tags a,b+c] [--set tuning]
+
+(b+c: the runs tagged b and c, other seeds of one decision, as one.)
 
 The windows were fixed once, before any decision was measured on them, by one rule: for
 each trace, the 12 weeks starting at 30% and at 65% of its span, at its own load where
@@ -182,9 +184,13 @@ def summary(out: Path, tags: list[str], specs: list[str]) -> None:
     for tag in tags:
         docs = []
         for spec in specs:
-            path = out / (spec.replace("/", "_") + (f"-{tag}" if tag else "") + ".json")
-            if path.exists():
-                docs.append(json.loads(path.read_text()))
+            # "a+b": the runs of tags a and b (other seeds of one decision) as one
+            found = [out / (spec.replace("/", "_") + (f"-{t}" if t else "") + ".json")
+                     for t in tag.split("+")]
+            found = [json.loads(p.read_text()) for p in found if p.exists()]
+            if found:
+                found[0]["advice"] = [a for d in found for a in d["advice"]]
+                docs.append(found[0])
         if not docs:
             continue
         print(f"\n## {tag or 'advice'}: {len(docs)} windows, {WEEKS} weeks judged each, "
