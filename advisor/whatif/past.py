@@ -110,13 +110,9 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     history holds fewer than ``MIN_PAST_JOBS`` of them. ``memo``: the figures of the
     replays made already this week, by what each candidate enacts (read and filled: a
     decision a day replays each candidate once a week)."""
-    made = past_sample(history, snapshot, weeks)
-    if made is None:
-        return None
-    idle, sample = made
-    span = int(week_start(snapshot.time) - idle.time)
     memo = {} if memo is None else memo
-    keys = [(week_start(snapshot.time), weeks, repr(c.enacts)) for c in candidates]
+    end = week_start(snapshot.time)
+    keys = [(end, weeks, repr(c.enacts)) for c in candidates]
     results = np.full((len(candidates), len(METRICS)), np.nan)
     weekly = np.full((len(candidates), weeks, len(PAST_OBJECTIVES)), np.nan)
     for i, key in enumerate(keys):
@@ -124,6 +120,15 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
             results[i], weekly[i] = memo[key]
     playable = [i for i, c in enumerate(candidates) if c.enactment.replayable
                 and c.spec not in costly and keys[i] not in memo]
+    if not playable and (end, weeks) in memo:       # all replayed already this week
+        jobs, begin = memo[end, weeks]
+        return PastReplay(results, weekly, jobs, begin, end)
+    made = past_sample(history, snapshot, weeks)
+    if made is None:
+        return None
+    idle, sample = made
+    span = int(end - idle.time)
+    memo[end, weeks] = (len(sample.arrivals), int(idle.time + 1))
     executor = executor or SerialExecutor()
     n = max(1, min(len(playable), 2 * executor.workers))
     batches = [b for b in (playable[k * len(playable) // n:(k + 1) * len(playable) // n]
@@ -131,14 +136,13 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     tasks = [Task(idle, tuple(candidates[i] for i in b), sample, span) for b in batches]
     submit = np.array([j.submit_time for j in sample.arrivals], np.int64)
     runtime = np.array([sample.runtimes[j.job_id] for j in sample.arrivals], np.float64)
-    week = (submit - (week_start(snapshot.time) - weeks * SECONDS_PER_WEEK)) // SECONDS_PER_WEEK
+    week = (submit - (end - weeks * SECONDS_PER_WEEK)) // SECONDS_PER_WEEK
     for i, (out, waits, _) in executor.map_unordered(evaluate, tasks):
         results[batches[i]] = out
         for k, row, wait in zip(batches[i], out, waits):
             weekly[k] = week_figures(wait.astype(np.float64), runtime, week, weeks)
             memo[keys[k]] = (row, weekly[k])
-    return PastReplay(results, weekly, len(sample.arrivals), int(idle.time + 1),
-                      week_start(snapshot.time))
+    return PastReplay(results, weekly, len(sample.arrivals), int(idle.time + 1), end)
 
 
 def week_figures(wait: np.ndarray, runtime: np.ndarray, week: np.ndarray,

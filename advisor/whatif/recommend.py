@@ -133,7 +133,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
         floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
                                 settings.history_weeks)
     memo = {} if past_memo is None else past_memo
-    costly = costly_to_replay(context, settings)
+    costly = costly_to_replay(context, settings, policies) if settings.past else frozenset()
     past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor,
                         costly, memo) if settings.past else None)
     results = (sample_raced(snapshot, history, candidates, settings, executor, past, ref,
@@ -158,14 +158,14 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                           True, len(history), table, left_out, floor, past)
 
 
-def costly_to_replay(context: Context, settings: Settings) -> frozenset[str]:
-    """The default grid's candidates a long queue leaves out (``advisor.whatif.past``):
-    none when the candidates are named."""
+def costly_to_replay(context: Context, settings: Settings,
+                     policies: list[Policy]) -> frozenset[str]:
+    """Of the default grid's ``policies``, those a long queue leaves out
+    (``advisor.whatif.past``): none when the candidates are named."""
     if settings.policies:
         return frozenset()
-    full, _ = grid(replace(context, long_queue=None))
     long, _ = grid(replace(context, pending=LONG_QUEUE + 1, long_queue=LONG_QUEUE))
-    return frozenset(p.spec for p in full) - {p.spec for p in long}
+    return frozenset(p.spec for p in policies) - {p.spec for p in long}
 
 
 class Tails(NamedTuple):
