@@ -95,6 +95,7 @@ def test_a_failed_write_still_shows_and_records_the_run(home, monkeypatch, capsy
     store = home / "runs.sqlite"
     code = main(["recommend", "--from", KTH, "--samples", "2", "--executor", "serial",
                  "--candidate", "easy:SPF:SPF:T=1d", "--min-gain", "0", "--min-wins", "0",
+                 "--risk", "100",
                  "--write", str(home / "change"), "--store", str(store), "--json"])
     out, err = capsys.readouterr()
     assert code == 3 and "No space left on device" in err
