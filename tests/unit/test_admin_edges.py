@@ -149,10 +149,13 @@ def test_candidates_table_keeps_its_decision_columns_at_80_columns(home, capsys)
     for column in ("candidate", "bsld", "gain", "wins", "avg", "p95", "max", "push", "risk"):
         assert re.search(rf"\b{column}\b", header), (column, header)
     assert "…" not in text
-    for row in sorted(doc["candidates"][1:], key=lambda r: -r["gain"])[:3]:
+    for column in ("past",):
+        assert re.search(rf"\b{column}\b", header), (column, header)
+    sampled = [r for r in doc["candidates"][1:] if r["sampled"]]
+    for row in sorted(sampled, key=lambda r: -r["gain"])[:3]:
         line = next(ln for ln in text.splitlines() if f"{row['gain']:+.1%}" in ln)
         assert f"{row['wins']:.0%}" in line and line.rstrip().endswith(
-            ("ok", "max", "p95", "push")), line
+            ("ok", "max", "p95", "push", "past")), line
 
 
 def test_the_other_views_read_at_80_columns(home, capsys):

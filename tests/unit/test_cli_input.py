@@ -68,7 +68,7 @@ def test_until_before_since_is_refused():
     (["report", "--last", "-1"], "--last"),
     (["snapshot", "--top", "-1"], "--top"),
     (["replay", "--load", "0"], "--load"),
-    (["recommend", "--samples", "0"], "--samples"),
+    (["recommend", "--samples", "-1"], "--samples"),
     (["recommend", "--min-wins", "1.5"], "--min-wins"),
     (["recommend", "--risk", "0.5"], "--risk"),
     (["timeshare", "--share", "0"], "--share"),

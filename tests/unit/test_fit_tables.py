@@ -46,10 +46,13 @@ def words(text: str) -> set[str]:
 
 def figures(row: dict, objective: str, wide: bool) -> list[str]:
     """A candidate's figures as the wide or the compact layout prints them."""
+    past = "-" if row.get("past_gain") is None else f"{row['past_gain']:+.1%}"
+    if not row["sampled"]:
+        return [past, _push(row), _risk(row)]
     wait = _hms if wide else _hours
     k = row[objective], row[objective + "_sd"]
     mean = f"{k[0]:.2f} ± {k[1]:.2f}" if wide else f"{_number(k[0])}±{_number(k[1])}"
-    return [*mean.split(), f"{row['gain']:+.1%}", f"{row['wins']:.0%}",
+    return [*mean.split(), past, f"{row['gain']:+.1%}", f"{row['wins']:.0%}",
             wait(row["avg_wait"]), wait(row["p95_wait"]), wait(row["max_wait"]), _push(row),
             _risk(row)]
 
