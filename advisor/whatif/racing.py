@@ -19,6 +19,7 @@ results hold NaN where a sample was not drawn for a candidate.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -90,7 +91,6 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
 
 
 def _with_samples(settings: Settings, samples: int) -> Settings:
-    from dataclasses import replace
     return replace(settings, samples=samples)
 
 
