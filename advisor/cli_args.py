@@ -114,7 +114,8 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-gain", type=number(0), default=d.min_gain, help="relative gain "
                    f"needed, 0.05 for 5%% (default {d.min_gain:g})")
     p.add_argument("--min-wins", type=number(0, 1), default=d.min_wins, help="share of "
-                   f"samples the gain must hold in, 0 to 1 (default {d.min_wins:g})")
+                   "the weeks replayed (and of the samples, for a candidate without a "
+                   f"replay) the gain must hold in, 0 to 1 (default {d.min_wins:g})")
     p.add_argument("--trigger", type=number(0), metavar="T", help="simulate only when the "
                    "queue's bounded slowdown exceeds T (Lawson and Smirni's trigger)")
     p.add_argument("--history-weeks", type=count(1), default=d.history_weeks,
