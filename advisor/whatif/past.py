@@ -2,11 +2,12 @@
 log, and the evidence the recommender weighs beside its sampled futures.
 
 The jobs the history records as submitted in the ``weeks`` whole weeks before the current
-one (a week of the clock, from its zero) are played again,
-from an idle machine, with their actual runtimes and in their own order, under each
-candidate's Slurm form, enacted once at the start and kept (the engine's slurm mode, as
-every future is played: ``advisor.whatif.scenario.evaluate``). Figures count from each
-job's submission, over every job of those weeks. A sampled future says what a candidate
+one (a week of the clock, from its zero) are played again, from an idle machine, with their
+actual runtimes and in their own order, under each candidate's Slurm form, enacted once at
+the start and kept (the engine's slurm mode, as every future is played:
+``advisor.whatif.scenario.evaluate``). Figures count from each job's submission, over
+every job of those weeks and week by week (a win that holds in most weeks is not one good
+week). A sampled future says what a candidate
 would do from the exact state now, for a day or three of jobs drawn from the past; the
 replay says what it did do, or would have, over weeks of the jobs that really came: fewer
 assumptions, a larger scale, and the scale on which a site judges its longest waits.
@@ -35,8 +36,6 @@ from advisor.whatif.scenario import METRICS, Task, evaluate
 
 #: a replay of fewer jobs than this says nothing: no figures
 MIN_PAST_JOBS = 20
-
-
 #: what a replay of finished jobs can judge (every one of them runs: not utilisation)
 PAST_OBJECTIVES = ("avg_wait", "avg_bsld", "p95_wait")
 
