@@ -206,17 +206,11 @@ def best_within_risk(submit: np.ndarray, runtime: np.ndarray, runs: dict, mask: 
     (name: (spec, starts)) best by ``key`` over the jobs of ``mask``, among those whose
     MaxWait and p95 wait there are within ``risk`` times the ``baseline`` run's (the
     baseline itself when none is)."""
-    def figures(start):
-        return run_figures((start - submit)[mask], runtime[mask], (start - submit)[mask])
-
-    base = figures(runs[baseline][1])
-    best, name = np.inf, baseline
-    for label, (_, start) in runs.items():
-        f = figures(start)
-        if (f["max_wait"] <= risk * base["max_wait"] and
-                f["p95_wait"] <= risk * base["p95_wait"] and f[key] < best):
-            best, name = f[key], label
-    return name
+    ordered = {baseline: runs[baseline], **runs}
+    table = runs_table(submit[mask], runtime[mask],
+                       {n: (spec, start[mask]) for n, (spec, start) in ordered.items()}, risk)
+    _, safe = best_static(table, key)
+    return baseline if safe is None else str(safe["name"])
 
 
 def rolling_picks(submit: np.ndarray, runtime: np.ndarray, runs: dict, first: int,

@@ -31,7 +31,7 @@ from advisor.metrics import bounded_slowdown
 from advisor.model import SECONDS_PER_WEEK, Job, Snapshot
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import ARRIVAL_ID0, FutureSample
-from advisor.whatif.runner import Executor, SerialExecutor
+from advisor.whatif.runner import Executor, SerialExecutor, batch_bounds
 from advisor.whatif.scenario import METRICS, Task, evaluate
 
 #: a replay of fewer jobs than this says nothing: no figures
@@ -129,9 +129,8 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     span = int(end - idle.time)
     memo[end, weeks] = (len(sample.arrivals), int(idle.time + 1))
     executor = executor or SerialExecutor()
-    n = max(1, min(len(playable), 2 * executor.workers))
-    batches = [b for b in (playable[k * len(playable) // n:(k + 1) * len(playable) // n]
-                           for k in range(n)) if b]
+    batches = [playable[a:b] for a, b in batch_bounds(len(playable), 1, executor.workers)
+               if b > a]
     tasks = [Task(idle, tuple(candidates[i] for i in b), sample, span) for b in batches]
     submit = np.array([j.submit_time for j in sample.arrivals], np.int64)
     runtime = np.array([sample.runtimes[j.job_id] for j in sample.arrivals], np.float64)

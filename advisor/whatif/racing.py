@@ -29,14 +29,10 @@ from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
-from advisor.whatif.runner import Executor, SerialExecutor
+from advisor.whatif.runner import Executor, SerialExecutor, batch_bounds
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
 RISK_SLACK = 60.0
-#: tasks per worker a simulation is cut into, at least: enough to even out their lengths,
-#: few enough that each task's fixed cost (shipping the snapshot, building its input)
-#: stays small beside its simulations
-TASKS_PER_WORKER = 2
 #: the samples every raced candidate gets before the clearly losing ones are dropped
 FIRST_SAMPLES = 2
 
@@ -127,14 +123,6 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
         results[:, s, push] = tail_push(np.array(waits[s]), ref,
                                         None if allow is None else allow - ages[s])
     return results
-
-
-def batch_bounds(candidates: int, samples: int, workers: int) -> list[tuple[int, int]]:
-    """The candidates' batches, as [start, end) (a task is one sample under a batch):
-    each sample's candidates in as few batches as give every worker TASKS_PER_WORKER
-    tasks, or one per candidate, their sizes differing by one at most."""
-    n = min(candidates, max(1, -(-TASKS_PER_WORKER * workers // max(samples, 1))))
-    return [(k * candidates // n, (k + 1) * candidates // n) for k in range(n)]
 
 
 def _seed(seed: int, sample: int) -> int:

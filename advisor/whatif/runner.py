@@ -16,6 +16,20 @@ from typing import Callable, Iterable, Iterator, Protocol
 from advisor.errors import MissingExtra, SourceUnavailable
 from advisor.whatif import ray_session
 
+#: tasks per worker a simulation is cut into, at least: enough to even out their lengths,
+#: few enough that each task's fixed cost (shipping the snapshot, building its input)
+#: stays small beside its simulations
+TASKS_PER_WORKER = 2
+
+
+def batch_bounds(candidates: int, samples: int, workers: int) -> list[tuple[int, int]]:
+    """The candidates' batches, as [start, end) (a task is one sample under a batch):
+    each sample's candidates in as few batches as give every worker TASKS_PER_WORKER
+    tasks, or one per candidate, their sizes differing by one at most."""
+    n = min(candidates, max(1, -(-TASKS_PER_WORKER * workers // max(samples, 1))))
+    return [(k * candidates // n, (k + 1) * candidates // n) for k in range(n)]
+
+
 EXECUTORS = ("auto", "serial", "process", "ray")
 
 
