@@ -13,6 +13,8 @@ epoch of time 0 is ``TraceHeader.unix_start_time`` when the trace says it.
 """
 from __future__ import annotations
 
+import hashlib
+import pickle
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 from types import UnionType
@@ -181,10 +183,15 @@ class Cluster:
     def cpus(self) -> int:
         return sum(n.cpus for n in self.nodes)
 
+    @cached_property  # (asked per candidate's layout, per decision)
+    def node_cpus(self) -> dict[str, int]:
+        """Each node's CPUs by name, in the cluster's order of nodes."""
+        return {n.name: n.cpus for n in self.nodes}
+
     @cached_property  # (asked per job when TRES priorities are built)
     def partition_sizes(self) -> dict[str, tuple[int, int]]:
         """(CPUs, nodes) of each partition by name, counting the nodes the cluster has."""
-        cpus = {n.name: n.cpus for n in self.nodes}
+        cpus = self.node_cpus
         return {p.name: (sum(cpus[n] for n in p.nodes if n in cpus),
                          sum(n in cpus for n in p.nodes)) for p in self.partitions}
 
@@ -200,6 +207,37 @@ class Cluster:
     def with_layout(self, partitions: tuple[Partition, ...] | None) -> Cluster:
         """The same nodes under ``partitions`` (None: its own)."""
         return self if partitions is None else replace(self, partitions=partitions)
+
+    def __reduce__(self):
+        return _unpickle_cluster, self._pickled
+
+    @cached_property
+    def _pickled(self) -> tuple[bytes, bytes]:
+        """(fingerprint, body): what a pickle holds, built once per cluster; the body is the
+        name, the nodes' fields as columns and the partitions, pickled (one bytes object
+        is copied, where thousands of nodes would be walked)."""
+        names = [f.name for f in fields(Node)]
+        columns = tuple(tuple(getattr(n, k) for n in self.nodes) for k in names)
+        body = pickle.dumps((self.name, columns, self.partitions), 5)
+        return hashlib.blake2b(body, digest_size=16).digest(), body
+
+
+#: the clusters unpickled in this process, by fingerprint: each task of a decision ships
+#: the same machine (a trace's has a node per CPU), and a worker builds it once
+_UNPICKLED: dict[bytes, Cluster] = {}
+_UNPICKLED_KEPT = 8
+
+
+def _unpickle_cluster(key: bytes, body: bytes) -> Cluster:
+    cluster = _UNPICKLED.get(key)
+    if cluster is None:
+        name, columns, partitions = pickle.loads(body)
+        nodes = tuple(Node(*row) for row in zip(*columns))   # (columns in field order)
+        cluster = Cluster(name, nodes, partitions)
+        if len(_UNPICKLED) >= _UNPICKLED_KEPT:
+            _UNPICKLED.pop(next(iter(_UNPICKLED)))
+        _UNPICKLED[key] = cluster
+    return cluster
 
 
 def trace_machine(workload: Workload) -> Cluster:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable, Iterator, Protocol
 
@@ -102,7 +103,7 @@ class RayExecutor:
         self.temp_dir = None
         self._token = None
         if ray.is_initialized():
-            self._remote = {}
+            self._remote = None
             return
         options = {}
         if address is not None:
@@ -131,7 +132,7 @@ class RayExecutor:
                                     "and its token in the environment; or use --executor "
                                     "process)") from None
         self.started = True
-        self._remote = {}
+        self._remote = None       # the remote function, made at the first map
 
     @property
     def workers(self) -> int:
@@ -140,8 +141,13 @@ class RayExecutor:
 
     def map_unordered(self, fn, items):
         ray = self.ray
-        remote = self._remote.setdefault(fn, ray.remote(fn))
-        pending = {remote.remote(item): i for i, item in enumerate(items)}
+        if self._remote is None:
+            self._remote = ray.remote(_call_pickled)
+        remote = self._remote
+        # each item pickled here by the standard pickler: Ray's own walks every object of
+        # a task (thousands of jobs) through Python-level hooks, several times slower
+        pending = {remote.remote(fn, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)): i
+                   for i, item in enumerate(items)}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
@@ -162,6 +168,10 @@ class RayExecutor:
         if self._token is not None:
             os.environ.pop(self._token, None)
             self._token = None
+
+
+def _call_pickled(fn: Callable, item: bytes):
+    return fn(pickle.loads(item))
 
 
 def make_executor(workers: int | None, kind: str = "auto", ray_address: str | None = None,

@@ -4,6 +4,7 @@ documents of the newer schemas (data_parser v0.0.39 to v0.0.44) built to the doc
 shapes from the same real jobs, so both families must give the same Snapshot parts."""
 import copy
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -370,6 +371,9 @@ def test_assembled_snapshot_round_trips_losslessly():
     assert [j.job_id for j in snap.pending][:2] == [23, 18]   # by priority: 625, 287
     back = Snapshot.from_dict(json.loads(json.dumps(snap.to_dict())))
     assert back == snap and isinstance(back.running[0].node_list, tuple)
+    # pickled, as each task ships it to a worker: the same, and its machine built once
+    shipped = [pickle.loads(pickle.dumps(snap)) for _ in range(2)]
+    assert shipped[0] == snap and shipped[1].machine is shipped[0].machine
     with pytest.raises(BadInput, match="no nodes"):
         assemble(NOW, (), snap.machine.partitions, running, pending, snap.config, {})
 
