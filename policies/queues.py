@@ -28,6 +28,7 @@ of the site's partitions are left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -158,18 +159,21 @@ def base_of(context: Context) -> tuple[str, tuple]:
     return base, tuple(p for p in context.cluster.partitions if p.name in names)
 
 
-def _split(nodes, cpus: dict[str, int], parts: int) -> list[tuple[str, ...]]:
-    """``nodes`` in ``parts`` consecutive groups of nearly equal CPUs."""
-    total = sum(cpus[n] for n in nodes)
+@lru_cache(maxsize=32)     # (each decision enacts every candidate with P classes twice)
+def _split(nodes: tuple[str, ...], cpus: tuple[int, ...], parts: int
+           ) -> tuple[tuple[str, ...], ...]:
+    """``nodes`` (with their ``cpus``) in ``parts`` consecutive groups of nearly equal
+    CPUs."""
+    total = sum(cpus)
     groups, seen, at = [[] for _ in range(parts)], 0, 0
-    for i, n in enumerate(nodes):
+    for i, (n, c) in enumerate(zip(nodes, cpus)):
         left = len(nodes) - i
         if at < parts - 1 and groups[at] and (seen >= total * (at + 1) / parts
                                               or left == parts - 1 - at):
             at += 1
         groups[at].append(n)
-        seen += cpus[n]
-    return [tuple(g) for g in groups]
+        seen += c
+    return tuple(tuple(g) for g in groups)
 
 
 class RuntimeQueues(PluginBase):
@@ -222,18 +226,18 @@ class RuntimeQueues(PluginBase):
         if top is not None and cuts[-1] >= top:
             raise NoSlurmForm(f"the boundary {format_duration(cuts[-1])} is not below "
                               f"partition {base}'s MaxTime {format_duration(top)}")
-        held = set(template.nodes)
-        nodes = [n for n in context.cluster.nodes if n.name in held]
+        held, cpus = set(template.nodes), context.cluster.node_cpus
+        nodes = tuple(n for n in cpus if n in held)        # in the cluster's order
         if len(nodes) < params.P:
             raise NoSlurmForm(f"{params.P} runtime classes need {params.P} nodes; "
                               f"partition {base} has {len(nodes)}")
-        cpus = {n.name: n.cpus for n in nodes}
         maxes = [-(-c // MINUTE) * MINUTE for c in cuts] + [top]
         classes = tuple(
             replace(template, name=f"{base}{k + 1}", nodes=group, max_time=maxes[k],
                     default_time=template.default_time if k == params.P - 1 else None,
                     default=False, state="UP")
-            for k, group in enumerate(_split([n.name for n in nodes], cpus, params.P)))
+            for k, group in enumerate(_split(nodes, tuple(cpus[n] for n in nodes),
+                                             params.P)))
         names = tuple(sorted({base, *(p.name for p in own), *(p.name for p in classes)}))
         route = ClassRoute(tuple((p.name, p.max_time, sum(cpus[n] for n in p.nodes))
                                  for p in classes), base, names)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from advisor.engine import EngineConfig
 from advisor.errors import BadInput, nearest
@@ -188,8 +189,13 @@ def _owners(named: dict[str, Plugin], key: str) -> list[Plugin]:
             and not set(p.replaces) & set(named)]
 
 
-def _fields(p: Plugin) -> set[str]:
-    return {f.name for f in dataclasses.fields(p.Params)}
+def _fields(p: Plugin) -> frozenset[str]:
+    return _param_names(p.Params)
+
+
+@lru_cache(maxsize=None)    # (asked for every plugin, per parameter, per policy of a grid)
+def _param_names(params: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(params))
 
 
 def _normal_order(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:

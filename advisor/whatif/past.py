@@ -107,8 +107,8 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     """Each candidate over the history's ``weeks`` whole weeks before this one (module
     docstring), but those whose spec is in ``costly`` (NaN, as a plan's); None when the
     history holds fewer than ``MIN_PAST_JOBS`` of them. ``memo``: the figures of the
-    replays made already this week, by what each candidate enacts (read and filled: a
-    decision a day replays each candidate once a week)."""
+    replays made already this week, by what each candidate enacts, and the week's jobs
+    (read and filled: a decision a day replays each candidate once a week)."""
     memo = {} if memo is None else memo
     end = week_start(snapshot.time)
     keys = [(end, weeks, repr(c.enacts)) for c in candidates]
@@ -122,7 +122,10 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     if not playable and (end, weeks) in memo:       # all replayed already this week
         jobs, begin = memo[end, weeks]
         return PastReplay(results, weekly, jobs, begin, end)
-    made = past_sample(history, snapshot, weeks)
+    # the week's sample, kept for the replays made later this week (the latest only)
+    if memo.get("sample", (None,))[0] != (end, weeks):
+        memo["sample"] = ((end, weeks), past_sample(history, snapshot, weeks))
+    made = memo["sample"][1]
     if made is None:
         return None
     idle, sample = made

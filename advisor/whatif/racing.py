@@ -44,9 +44,11 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
                  on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """(candidates, samples drawn, metrics) by the stages above; NaN: not drawn."""
     n = len(candidates)
+    models = (RuntimeModel(history),       # what every stage draws its samples from
+              ArrivalSampler(history, snapshot.time, settings.history_weeks))
     if not settings.race:       # no race: every candidate on every sample
         return simulate(snapshot, history, candidates, settings, executor, on_progress, ref,
-                        allow)
+                        allow, models=models)
     field = race_field(candidates, past, settings, ref, previous)
     keep = {0, ref, *(i for i, c in enumerate(candidates) if c.spec == previous)}
     first = min(FIRST_SAMPLES, settings.samples) if len(field) > len(keep) else \
@@ -67,7 +69,7 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
 
         out = simulate(snapshot, history, [candidates[i] for i in rows],
                        _with_samples(settings, count), executor, progress,
-                       rows.index(ref), allow, begin)
+                       rows.index(ref), allow, begin, models)
         results[rows, begin:begin + count] = out
 
     run(field, 0, first)
@@ -93,12 +95,14 @@ def _with_samples(settings: Settings, samples: int) -> Settings:
 def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],
              settings: Settings, executor: Executor | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             ref: int = 0, allow: float | None = None, first: int = 0) -> np.ndarray:
+             ref: int = 0, allow: float | None = None, first: int = 0,
+             models: tuple[RuntimeModel, ArrivalSampler] | None = None) -> np.ndarray:
     """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
     against candidate ``ref``, a job counted as pushed only past a wait of ``allow``
-    seconds from its submission, when given; the samples numbered from ``first``."""
-    runtimes = RuntimeModel(history)
-    arrivals = ArrivalSampler(history, snapshot.time, settings.history_weeks)
+    seconds from its submission, when given; the samples numbered from ``first``;
+    ``models``: the history's runtime model and arrival sampler, when made already."""
+    runtimes, arrivals = models or (RuntimeModel(history), ArrivalSampler(
+        history, snapshot.time, settings.history_weeks))
     executor = executor or SerialExecutor()
     batches = batch_bounds(len(candidates), settings.samples, executor.workers)
     tasks, where = [], []

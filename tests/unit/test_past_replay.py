@@ -60,7 +60,8 @@ def test_the_last_weeks_are_replayed_under_every_candidate_but_a_plan():
     np.testing.assert_allclose(weekly[0] @ per_week / sum(per_week),
                                past.figure("avg_wait")[0], rtol=1e-9)
     # later in the same week the memo gives the same figures without a replay
-    assert len(memo) == len(cands) - 1 + 1          # the plan has none; the jobs, one
+    # (the plan has none; the jobs one, the sample one)
+    assert len(memo) == len(cands) - 1 + 2 and memo["sample"][0] == (end, 2)
     later = replace(snap, time=end + SECONDS_PER_WEEK - 1)
     again = replay_past(later, hist[hist["submit"] < end], cands, 2, memo=memo)
     np.testing.assert_array_equal(again.results, past.results)
