@@ -161,19 +161,20 @@ def base_of(context: Context) -> tuple[str, tuple]:
 
 @lru_cache(maxsize=32)     # (each decision enacts every candidate with P classes twice)
 def _split(nodes: tuple[str, ...], cpus: tuple[int, ...], parts: int
-           ) -> tuple[tuple[str, ...], ...]:
+           ) -> tuple[tuple[tuple[str, ...], int], ...]:
     """``nodes`` (with their ``cpus``) in ``parts`` consecutive groups of nearly equal
-    CPUs."""
+    CPUs: each group's nodes and CPUs."""
     total = sum(cpus)
-    groups, seen, at = [[] for _ in range(parts)], 0, 0
+    groups, sums, seen, at = [[] for _ in range(parts)], [0] * parts, 0, 0
     for i, (n, c) in enumerate(zip(nodes, cpus)):
         left = len(nodes) - i
         if at < parts - 1 and groups[at] and (seen >= total * (at + 1) / parts
                                               or left == parts - 1 - at):
             at += 1
         groups[at].append(n)
+        sums[at] += c
         seen += c
-    return tuple(tuple(g) for g in groups)
+    return tuple((tuple(g), c) for g, c in zip(groups, sums))
 
 
 class RuntimeQueues(PluginBase):
@@ -227,20 +228,24 @@ class RuntimeQueues(PluginBase):
             raise NoSlurmForm(f"the boundary {format_duration(cuts[-1])} is not below "
                               f"partition {base}'s MaxTime {format_duration(top)}")
         held, cpus = set(template.nodes), context.cluster.node_cpus
-        nodes = tuple(n for n in cpus if n in held)        # in the cluster's order
+        if held.issuperset(cpus):       # (a trace's one partition: every node, as is)
+            nodes, counts = tuple(cpus), tuple(cpus.values())
+        else:                           # in the cluster's order
+            nodes = tuple(n for n in cpus if n in held)
+            counts = tuple(cpus[n] for n in nodes)
         if len(nodes) < params.P:
             raise NoSlurmForm(f"{params.P} runtime classes need {params.P} nodes; "
                               f"partition {base} has {len(nodes)}")
         maxes = [-(-c // MINUTE) * MINUTE for c in cuts] + [top]
+        groups = _split(nodes, counts, params.P)
         classes = tuple(
             replace(template, name=f"{base}{k + 1}", nodes=group, max_time=maxes[k],
                     default_time=template.default_time if k == params.P - 1 else None,
                     default=False, state="UP")
-            for k, group in enumerate(_split(nodes, tuple(cpus[n] for n in nodes),
-                                             params.P)))
+            for k, (group, _) in enumerate(groups))
         names = tuple(sorted({base, *(p.name for p in own), *(p.name for p in classes)}))
-        route = ClassRoute(tuple((p.name, p.max_time, sum(cpus[n] for n in p.nodes))
-                                 for p in classes), base, names)
+        route = ClassRoute(tuple((p.name, p.max_time, size)
+                                 for p, (_, size) in zip(classes, groups)), base, names)
         return Enactment(sets=sets, partitions=kept + classes, route=route,
                          fidelity="approximate", caveats=CAVEATS)
 
