@@ -165,7 +165,7 @@ def costly_to_replay(context: Context, settings: Settings,
     if settings.policies:
         return frozenset()
     long = replace(context, pending=LONG_QUEUE + 1, long_queue=LONG_QUEUE)
-    points: dict[str, tuple[list, list]] = {}     # each plugin's candidates: now, long queue
+    points: dict[str, tuple[tuple, tuple]] = {}   # each plugin's candidates: now, long queue
 
     def left_out(choice) -> bool:
         plugin = choice.plugin
