@@ -201,7 +201,7 @@ def summary(out: Path, tags: list[str], specs: list[str]) -> None:
         print("|---|" + "---|" * 11)
         gains = {k: [] for k in ("pick", "rolling", "oracle", "baseline")}
         roll = {k: [] for k in ("pick", "oracle", "baseline")}
-        ratios, changes, per_week = [], [], []
+        ratios, per_week, rolling_per_week = [], [], []
         for d in docs:
             r = d["runs"]
             adv = d["advice"]
@@ -209,8 +209,9 @@ def summary(out: Path, tags: list[str], specs: list[str]) -> None:
             ch = float(np.mean([x["changes"] for x in adv]))
             mx = max(x["max_wait"] for x in adv) / max(r["baseline"]["max_wait"], 1.0)
             ratios.append(mx)
-            changes.append(ch)
-            per_week.append(ch / (len(adv[0]["decisions"]) / 7))
+            weeks = len(adv[0]["decisions"]) / 7     # daily decisions: the judged weeks
+            per_week.append(ch / weeks)
+            rolling_per_week.append(d["rolling_changes"] / weeks)
             row = {}
             for key, name in (("pick", "site's pick"), ("rolling", "rolling pick"),
                               ("oracle", "oracle"), ("baseline", "baseline")):
@@ -238,10 +239,8 @@ def summary(out: Path, tags: list[str], specs: list[str]) -> None:
         print(f"* advice MaxWait / baseline's: at most {max(ratios):.2f}; better than the "
               f"baseline's mean wait in {sum(g < 0 for g in gains['baseline'])} of "
               f"{len(docs)} windows")
-        rolling = np.mean([d["rolling_changes"] / (len(d["advice"][0]["decisions"]) / 7)
-                           for d in docs])
         print(f"* changes per week: advice {np.mean(per_week):.2f} (at most "
-              f"{max(per_week):.2f}); rolling pick {rolling:.2f}")
+              f"{max(per_week):.2f}); rolling pick {np.mean(rolling_per_week):.2f}")
         overall.append((tag, len(docs), len(docs[0]["advice"]),
                         *(interval(gains[k]) for k in gains), max(gains["pick"]),
                         max(ratios), float(np.mean(per_week))))

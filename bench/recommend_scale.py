@@ -45,8 +45,8 @@ from advisor.plugins.spec import BASELINE, parse_policy  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.whatif.candidates import candidates_for  # noqa: E402
 from advisor.settings import Settings  # noqa: E402
-from advisor.whatif.recommend import TASKS_PER_WORKER, simulate  # noqa: E402
-from advisor.whatif.runner import make_executor  # noqa: E402
+from advisor.whatif.racing import simulate  # noqa: E402
+from advisor.whatif.runner import TASKS_PER_WORKER, make_executor  # noqa: E402
 from advisor.whatif.scenario import Task, evaluate  # noqa: E402
 from advisor.whatif.snapshot import trace_snapshot  # noqa: E402
 

@@ -128,7 +128,7 @@ def report_figure(last: dict, docs: list[dict]):
     handles += [Line2D([], [], marker=m, color=c, ls="", label=t)
                 for name, (m, c, t) in BROKEN.items() if name in seen]
     if base is not None:
-        from advisor.whatif.recommend import risk_limit   # the limits decide() used
+        from advisor.whatif.racing import risk_limit   # the limits decide() used
         tails = last.get("reference_tails")
         of = "reference or its history" if tails else "reference"
         tails = tails or {"max_wait": 0.0, "p95_wait": 0.0}

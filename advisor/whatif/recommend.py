@@ -49,11 +49,8 @@ from advisor.units import format_duration
 from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
                                        history_limits, slurm_candidate)
 from advisor.whatif.past import PastReplay, replay_past
-from advisor.whatif.racing import (PAST_OBJECTIVES, RISK_SLACK,  # noqa: F401
-                                   close_call, past_gain, past_safe,
-                                   past_wins, race_field, risk_limit, sample_raced,
-                                   simulate)
-from advisor.whatif.runner import TASKS_PER_WORKER, Executor, batch_bounds  # noqa: F401
+from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit, sample_raced
+from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
 #: a history with fewer recent jobs gives the risk limits no floor

@@ -102,8 +102,8 @@ class RayExecutor:
         self.started = False
         self.temp_dir = None
         self._token = None
+        self._remote = None       # the remote function, made at the first map
         if ray.is_initialized():
-            self._remote = None
             return
         options = {}
         if address is not None:
@@ -132,7 +132,6 @@ class RayExecutor:
                                     "and its token in the environment; or use --executor "
                                     "process)") from None
         self.started = True
-        self._remote = None       # the remote function, made at the first map
 
     @property
     def workers(self) -> int:

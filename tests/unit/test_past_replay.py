@@ -9,8 +9,8 @@ from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay, replay_past
-from advisor.whatif.racing import FIRST_SAMPLES
-from advisor.whatif.recommend import OVERWHELMING, close_call, decide, race_field, recommend
+from advisor.whatif.racing import FIRST_SAMPLES, close_call, race_field
+from advisor.whatif.recommend import OVERWHELMING, decide, recommend
 from advisor.whatif.runner import ProcessExecutor
 from advisor.whatif.scenario import METRICS
 from tests.conftest import bundled

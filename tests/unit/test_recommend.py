@@ -7,9 +7,9 @@ import pytest
 from advisor.whatif.candidates import candidates_for, slurm_candidate
 from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
-from advisor.whatif.recommend import (TASKS_PER_WORKER, batch_bounds, decide,
-                                      simulate)
-from advisor.whatif.runner import ProcessExecutor, SerialExecutor
+from advisor.whatif.racing import simulate
+from advisor.whatif.recommend import decide
+from advisor.whatif.runner import TASKS_PER_WORKER, ProcessExecutor, SerialExecutor, batch_bounds
 from advisor.whatif.scenario import METRICS
 from advisor.whatif.slurmconf import change_for, conf_lines
 from tests.unit.test_futures import _setup
