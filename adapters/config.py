@@ -8,6 +8,7 @@ line overrides both. Flat keys, each the option of the same name, e.g.::
     objective = "avg_wait"
     risk = 1.3
     reference = "easy:FCFS:FCFS"
+    replace_site_policy = false
     store = "/var/lib/slurm-policy-advisor/advisor.sqlite"
     executor = "ray"
     ray_address = "auto"
@@ -32,8 +33,8 @@ SYSTEM_CONFIG = Path("/etc/slurm-policy-advisor/advisor.toml")
 
 #: the keys a file may set: the options of the same name (dashes as underscores), whose
 #: values are checked as the command line checks them
-KEYS = ("objective", "risk", "reference", "dwell", "store", "executor", "ray_address",
-        "slurm_bin", "slurm_timeout")
+KEYS = ("objective", "risk", "reference", "dwell", "replace_site_policy", "store",
+        "executor", "ray_address", "slurm_bin", "slurm_timeout")
 
 
 class Defaults(NamedTuple):

@@ -60,7 +60,8 @@ def _settings(args, **changes):
                  conservative_up_to=args.conservative_up_to, policies=policies,
                  reference=parse_policy(args.reference) if args.reference else None,
                  history_floor=not args.no_history_floor, past=not args.no_past,
-                 dwell=args.dwell, race=args.race)
+                 dwell=args.dwell, race=args.race,
+                 replace_site_policy=args.replace_site_policy)
     settings = Settings(**{**given, **changes})
     settings.check()
     return settings

@@ -134,6 +134,9 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
                    metavar="N", help="the default grid simulates conservative backfilling "
                    "and plans only while at most N jobs are pending (default "
                    f"{d.conservative_up_to}: beyond, seconds per simulation or plan)")
+    p.add_argument("--replace-site-policy", action="store_true", help="let candidates "
+                   "change the site's fair-share, QOS, association or partition priority "
+                   "weights (default: such candidates are left out, never recommended)")
     p.add_argument("--executor", default="auto", type=one_of(*EXECUTORS),
                    help="where simulations run: auto (Ray if installed, else processes), "
                    "serial, process or ray")
@@ -365,9 +368,12 @@ def apply_config(parser: argparse.ArgumentParser, argv: list[str] | None,
             continue
         action = actions[key]
         try:
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            if isinstance(action, argparse._StoreTrueAction):    # a flag: true or false
+                if not isinstance(value, bool):
+                    raise argparse.ArgumentTypeError("give true or false")
+            elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise argparse.ArgumentTypeError("give a string or a number")
-            if action.type is not None:
+            elif action.type is not None:
                 value = action.type(str(value))
             elif not isinstance(value, str):
                 raise argparse.ArgumentTypeError("give a string (in quotes)")

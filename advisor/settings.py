@@ -37,6 +37,8 @@ class Settings:
     dwell: int = 7 * 86400     # a change at most this often, unless the evidence overwhelms
     race: int = 6              # futures for the best this many by the past (0: for all)
     steady: bool = True        # the past's gain must hold in min_wins of its weeks
+    #: candidates may change the site's fair-share, QOS, association or partition weights
+    replace_site_policy: bool = False
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -95,7 +95,8 @@ CANDIDATES_LEGEND = (
     "as for a plan); gain: the same over the sampled futures (-: not sampled, clearly "
     "behind on the past); wins: the share of futures it is better in; waits from now; "
     "push: the job pushed furthest past the reference's longest wait, its wait over its "
-    "wait under the reference (-: none); risk: ok, or the limits broken")
+    "wait under the reference (-: none); risk: ok, or the limits broken (site: it "
+    "would change the site's priority policy)")
 
 
 #: the compact layout's fidelity: how faithfully Slurm runs a candidate, in one character
@@ -165,7 +166,8 @@ def _percent(value: float | None) -> str:
 
 
 #: the limits a candidate can break, as the risk column names them
-LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push", "past": "past"}
+LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push", "past": "past",
+          "site_policy": "site"}
 
 
 def _risk(row: dict) -> str:

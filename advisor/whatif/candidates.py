@@ -22,6 +22,7 @@ from advisor.plugins.enactment import Enactment
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import Policy
 from advisor.studies.share_classes import ClassRule, median_classes
+from advisor.whatif.site_policy import overridden
 from advisor.whatif.timeshared import gang_partition
 
 CURRENT = "current"
@@ -35,6 +36,9 @@ class Candidate:
     label: str
     config: SchedulingConfig      # the whole configuration it puts in effect
     enactment: Enactment = Enactment()
+    #: the site's priority-policy weights it changes (slurm.conf keys;
+    #: ``advisor.whatif.site_policy``)
+    overrides: tuple[str, ...] = ()
 
     @property
     def is_current(self) -> bool:
@@ -65,7 +69,8 @@ class Candidate:
                 "caveats": list(self.caveats),
                 "site_factor": self.site.name if self.site else None,
                 "route": self.enactment.route.name if self.enactment.route else None,
-                "partitions": [p.name for p in self.enactment.partitions or ()]}
+                "partitions": [p.name for p in self.enactment.partitions or ()],
+                "overrides_site_policy": list(self.overrides)}
 
 
 def current_candidate(config: SchedulingConfig, site=None, route=None) -> Candidate:
@@ -93,7 +98,8 @@ def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
         gang_partition(cluster.with_layout(enactment.partitions), config)
     except BadInput as e:
         raise BadInput(f"{policy.label}: {e}") from None
-    return Candidate(policy.spec, policy.label, config, enactment)
+    return Candidate(policy.spec, policy.label, config, enactment,
+                     overridden(base, config, cluster))
 
 
 def history_limits(history: pd.DataFrame) -> tuple[int, ...]:

@@ -52,6 +52,7 @@ from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit, sample_raced
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
+from advisor.whatif.site_policy import keep_site_policy
 
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
@@ -115,9 +116,19 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
     candidates = candidates_for(snapshot, policies, site, limits, route, classes)
+    kept_out = ""
+    if not settings.replace_site_policy:
+        candidates, kept_out = keep_site_policy(candidates, bool(settings.policies),
+                                                snapshot.config, snapshot.machine)
+        left_out = "; ".join(t for t in (left_out, kept_out) if t)
     ref = reference_index(candidates, settings.reference, snapshot, limits, classes)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
+    if kept_out and all(c.overrides for c in candidates[1:]):   # (but the reference)
+        return Recommendation(snapshot.time, settings, candidates, empty, 0,
+                              "no candidate keeps the site's priority policy: nothing "
+                              "simulated (" + kept_out + ")", qb, False, len(history),
+                              left_out=left_out)
     if settings.trigger is not None and qb <= settings.trigger:
         return Recommendation(snapshot.time, settings, candidates, empty, 0,
                               f"queue bounded slowdown {qb:.2f} is within the trigger "
@@ -280,7 +291,11 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
         # a site judges them on; a day's futures are small and noisy), else on the futures
         breaks = {"max_wait": ~replayed & (max_wait > limit_max),
                   "p95_wait": ~replayed & (p95 > limit_p95),
-                  "tail_push": sampled & ~(push <= settings.risk)}
+                  "tail_push": sampled & ~(push <= settings.risk),
+                  # (the reference may replace the site's policy: it is judged against,
+                  # never recommended, unless the site allows it)
+                  "site_policy": np.array([bool(c.overrides) for c in candidates])
+                  & (not settings.replace_site_policy)}
         if past is not None:
             breaks["past"] = replayed & ~past_safe(past, ref, settings.risk)
         # no futures at all (--samples 0): the past replayed alone decides

@@ -31,9 +31,10 @@ pytestmark = pytest.mark.slurm
 
 
 def _recommend(tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, str]:
+    # (SPF zeroes the lab's PriorityWeightPartition, its policy: allowed here)
     code = main(["recommend", "--from", "slurm:cli", "--candidate", "easy:SPF",
                  "--samples", "2", "--executor", "serial", "--store",
-                 str(tmp_path / "a.sqlite"), "--json", *extra])
+                 str(tmp_path / "a.sqlite"), "--json", "--replace-site-policy", *extra])
     out, err = capsys.readouterr()
     return code, json.loads(out) if out.strip() else {}, err
 
@@ -74,6 +75,11 @@ def test_recommend_apply_reorders_the_real_queue(included, tmp_path, capsys):
     assert _pending_by_priority(slurm)[0] == wide, "the cluster's own weights favour the " \
         "wide job: the test's premise"
 
+    # the lab's partitions differ in PriorityJobFactor under PriorityWeightPartition=1000:
+    # a policy SPF would zero, so it is refused unless the site allows it
+    assert main(["recommend", "--from", "slurm:cli", "--candidate", "easy:SPF", "--samples",
+                 "2", "--executor", "serial", "--no-store", "--apply"]) == 2
+    assert "PriorityWeightPartition=1000" in capsys.readouterr().err
     first = _simulated_first(SlurmCommands())   # the snapshot --apply will also see
     code, doc, _ = _recommend(tmp_path, capsys, "--apply")
     assert code == 10, doc["reason"]

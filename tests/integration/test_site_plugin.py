@@ -129,7 +129,7 @@ def test_the_emitted_job_submit_lua_gives_real_jobs_their_area(site, included, t
     done = advisor(site, "recommend", "--from", "slurm:cli", "--candidate", "easy:SAF",
                    "--samples", "1", "--executor", "serial", "--min-gain", "0",
                    "--min-wins", "0", "--risk", "1000", "--store", str(tmp_path / "a.sqlite"),
-                   "--apply", "--json")
+                   "--apply", "--json", "--replace-site-policy")
     assert done.returncode == 10, done.stderr
     applied = json.loads(done.stdout)["applied"]
     assert "error" not in applied and lua.exists(), applied

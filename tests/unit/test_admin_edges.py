@@ -298,6 +298,13 @@ def test_configuration_files_give_defaults_that_options_override(home, capsys):
     assert main(base) == 2
     err = capsys.readouterr().err
     assert "unknown key 'risky'" in err and str(user / "advisor.toml") in err
+    # a flag's key takes true or false, nothing else
+    (user / "advisor.toml").write_text("replace_site_policy = true\n")
+    main(base)
+    assert json.loads(capsys.readouterr().out)["settings"]["replace_site_policy"] is True
+    (user / "advisor.toml").write_text('replace_site_policy = "yes"\n')
+    assert main(base) == 2
+    assert "replace_site_policy = 'yes': give true or false" in capsys.readouterr().err
 
 
 # 14: the report plot explains its colours and draws one cluster's runs
