@@ -10,6 +10,14 @@ fall back to submit time); LCFS, SPF and LPF are a site factor that job_submit.l
 submission (``SiteRule``; pending jobs get theirs by ``scontrol update``); SQF and LQF are
 a CPU TRES weight of -1 or +1 with NO_NORMAL_TRES. EXP changes with time and has no Slurm
 form (it would need a site-factor plugin).
+
+On a site whose fair-share, QOS, association or partition weights are in use (its policy),
+an ordering may instead be *added* to that policy (``scale`` N >= 1): the weights stay, and
+the ordering's key spans N times the largest of them. SPF and LPF are a site factor from 0
+to that span by the limit (within the band a threshold uses: a day, or the longest
+MaxTime); LQF a normalized CPU TRES weight of the span; SQF the same weight negative, over
+a constant site factor of the span so that no priority falls below the others'; FCFS adds
+nothing: the site's own priority decides. The grid proposes N = 1 and 4 there.
 """
 from __future__ import annotations
 
@@ -19,7 +27,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context, Enactment,
-                             EngineConfig, JobColumns, LuaFragment, NoParams, NoSlurmForm)
+                             EngineConfig, JobColumns, LuaFragment, NoParams, NoSlurmForm,
+                             param, site_policy)
 
 #: LCFS: the site factor counts seconds from this epoch (2020-09-13), so that it stays within
 #: Slurm's signed 31-bit range for decades; a trace's own clock starts at 0 instead
@@ -30,6 +39,15 @@ SPF_BASE = 1 << 30
 #: SQF: a base above any job's CPU count, so that base - CPUs stays above 1 (priorities below
 #: 1 are raised to 1 and would tie)
 SQF_BASE = 1 << 22
+#: the strengths the grid proposes for an ordering added to a site's policy (``scale``)
+GRID_SCALES = (1, 4)
+
+
+@dataclass(frozen=True)
+class AddedParams:
+    scale: int = param(0, "0: this order replaces the site's priority weights; N: it is "
+                       "added to them, its key spanning N times the largest of the site's "
+                       "fair-share, QOS, association and partition weights", min=0)
 
 
 
@@ -75,6 +93,78 @@ LPF_RULE = SiteRule("lpf", "limit_minutes(job_desc, part_list)", lpf_factor, Tru
 
 
 @dataclass(frozen=True)
+class ScaledLimit:
+    """A site factor from 0 to ``span`` by the limit in minutes within ``band`` (``short``:
+    the shortest gets the span, as SPF; else the longest, as LPF), rounded half up."""
+
+    span: int
+    band: int
+    short: bool
+
+    def __call__(self, jobs: JobColumns, now: int) -> np.ndarray:
+        x = np.minimum(jobs.limit // 60, self.band) / self.band
+        return np.floor(self.span * ((1 - x) if self.short else x) + 0.5).astype(np.int64)
+
+    @property
+    def expr(self) -> str:
+        x = f"math.min(limit_minutes(job_desc, part_list), {self.band}) / {self.band}"
+        return f"math.floor({self.span} * ({'1 - ' if self.short else ''}{x}) + 0.5)"
+
+
+@dataclass(frozen=True)
+class Constant:
+    """The same site factor for every job."""
+
+    value: int
+
+    def __call__(self, jobs: JobColumns, now: int) -> np.ndarray:
+        return np.full(len(jobs.submit), self.value, np.int64)
+
+
+def limit_band(context: Context) -> int:
+    """The limits (minutes) a limit order tells apart: the longest MaxTime, at least a day
+    (beyond it, every limit ranks as the longest)."""
+    limits = [p.max_time for p in context.cluster.partitions]
+    longest = max(limits) // 60 if limits and None not in limits else 0
+    return max(1440, longest)
+
+
+def policy_range(context: Context) -> int:
+    """The most the site's own weights (its policy, and job size) set two jobs apart."""
+    return (sum(site_policy(context.config, context.cluster).values())
+            + max(context.config.priority_weight_job_size, 0))
+
+
+def added_form(kind: str, scale: int, context: Context) -> Enactment:
+    """Ordering ``kind`` (fcfs, spf, lpf, sqf, lqf) added to the site's policy at
+    ``scale`` (see the module docstring); NoSlurmForm when no policy is in effect."""
+    policy = site_policy(context.config, context.cluster)
+    if not policy:
+        raise NoSlurmForm(f"scale={scale} adds {kind.upper()} to the site's priority "
+                          "policy, and none is in effect (no fair-share, QOS, association "
+                          "or partition weight): give it without scale")
+    span = scale * max(policy.values())
+    keep = (f"added to the site's priority weights ({', '.join(sorted(policy))}), which "
+            f"stay: its key spans {span} priority points, {scale} x the largest")
+    sets: dict = {"priority_type": "priority/multifactor"}
+    rule = None
+    if kind in ("spf", "lpf"):
+        rule = ScaledLimit(span, limit_band(context), kind == "spf")
+        rule = SiteRule(f"{kind}+{span}", rule.expr, rule, True)
+    elif kind in ("sqf", "lqf"):
+        tres = dict(context.config.priority_weight_tres)
+        tres["CPU"] = float(-span if kind == "sqf" else span)
+        sets["priority_weight_tres"] = tres
+        if kind == "sqf":
+            rule = SiteRule(f"sqf base {span}", str(span), Constant(span))
+    caveats = (keep if kind != "fcfs" else "keeps the site's priority weights as they "
+               "are: they decide, and submit time among equals",)
+    if kind in ("sqf", "lqf"):
+        caveats += ("by CPUs over the partition's CPUs (normalized TRES)",)
+    return Enactment(sets=sets, site_factor=rule, caveats=caveats)
+
+
+@dataclass(frozen=True)
 class SlurmOrdering:
     """An ordering's Slurm form: weights to set, a site rule, its fidelity and caveats."""
 
@@ -87,6 +177,8 @@ class SlurmOrdering:
     #: 0: no threshold form, ``no_threshold`` says why
     band: int | str = 0
     no_threshold: str = "all priorities are equal: age alone would order"
+    #: its form added to a site's policy (``added_form``'s kind); "": none
+    added: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,7 +194,11 @@ class Ordering:
     Params: type = NoParams
 
     def candidates(self, context: Context) -> tuple:
-        return (NoParams(),)
+        """Its one form; on a site with a priority policy, also added to it (``scale``)."""
+        if self.Params is NoParams or not site_policy(context.config, context.cluster):
+            return (self.Params(),)
+        scales = GRID_SCALES[:1] if self.slurm.added == "fcfs" else GRID_SCALES
+        return (self.Params(), *(self.Params(scale=n) for n in scales))
 
     def configure(self, config: EngineConfig, params) -> EngineConfig:
         return replace(config, primary=self.engine)
@@ -113,6 +209,8 @@ class Ordering:
         if self.slurm is None:
             raise NoSlurmForm(f"Slurm has no form of {self.name.upper()} ordering (it would "
                               "need a site-factor plugin)")
+        if getattr(params, "scale", 0):
+            return added_form(self.slurm.added, params.scale, context)
         return Enactment(sets={"priority_type": "priority/multifactor",
                                **dict(self.slurm.weights)},
                          clears=NEUTRAL_WEIGHTS, site_factor=self.slurm.site,
@@ -121,13 +219,17 @@ class Ordering:
     def key_range(self, context: Context) -> int:
         """The priority range the key spans (a threshold's age slope gains it per T);
         0: a threshold on this ordering has no Slurm form (``no_threshold`` says why)."""
+        chosen = context.chosen("ordering")
+        scale = getattr(chosen.params, "scale", 0) if chosen is not None else 0
+        if scale and site_policy(context.config, context.cluster):
+            # added to the site's policy: its key's span and the policy's own range
+            return (scale * max(site_policy(context.config, context.cluster).values())
+                    * (self.slurm.added != "fcfs") + policy_range(context))
         band = self.slurm.band if self.slurm else 0
         if band == "cpus":
             return max(context.cluster.cpus, 1)
         if band == "limit":
-            limits = [p.max_time for p in context.cluster.partitions]
-            longest = max(limits) // 60 if limits and None not in limits else 0
-            return max(1440, longest)
+            return limit_band(context)
         return int(band)
 
     @property
@@ -138,30 +240,34 @@ class Ordering:
 _REPLACES = "replaces the site's priority weights (fair share, QOS, age, ...) with this order"
 
 FCFS = Ordering("fcfs", "first come, first served: earliest submit first", 10, "FCFS",
-                default=True, bounds_wait=True, slurm=SlurmOrdering(caveats=(
-                    "all priorities are 1: submit time, then job id, decide (F1)", _REPLACES)))
+                default=True, bounds_wait=True, Params=AddedParams, slurm=SlurmOrdering(
+                    added="fcfs", caveats=(
+                        "all priorities are 1: submit time, then job id, decide (F1)",
+                        _REPLACES)))
 LCFS = Ordering("lcfs", "last come, first served: latest submit first", 11, "LCFS",
                 slurm=SlurmOrdering(site=LCFS_RULE, no_threshold=(
                     "an age ramp is bounded and LCFS's site factor grows with the clock, so a "
                     "waiting job falls behind every later one whatever the weight"), caveats=(
                     "1-second granularity: jobs of the same second run FCFS", _REPLACES)))
 SPF = Ordering("spf", "smallest estimated processing time (requested time) first", 12, "SPF",
-               slurm=SlurmOrdering(site=SPF_RULE, band="limit", caveats=(
+               Params=AddedParams, slurm=SlurmOrdering(site=SPF_RULE, band="limit",
+                                                       added="spf", caveats=(
                    "by the limit in whole minutes; equal limits run FCFS",
                    "a job whose limit an administrator changes is re-ranked by "
                    "slurm_job_modify", _REPLACES)))
 LPF = Ordering("lpf", "largest estimated processing time first", 13, "LPF",
-               slurm=SlurmOrdering(site=LPF_RULE, band="limit", caveats=(
+               Params=AddedParams, slurm=SlurmOrdering(site=LPF_RULE, band="limit",
+                                                       added="lpf", caveats=(
                    "by the limit in whole minutes; equal limits run FCFS", _REPLACES)))
 SQF = Ordering("sqf", "smallest resource requirement (processors) first", 14, "SQF",
-               slurm=SlurmOrdering(band="cpus", weights=(
+               Params=AddedParams, slurm=SlurmOrdering(band="cpus", added="sqf", weights=(
                    ("priority_weight_tres", {"CPU": -1.0}),
                    ("priority_flags", ("NO_NORMAL_TRES",)),
                    ("priority_weight_partition", SQF_BASE)), caveats=(
                    "a PriorityWeightPartition base keeps priorities positive: partitions "
                    "must share one PriorityJobFactor", _REPLACES)))
 LQF = Ordering("lqf", "largest resource requirement first", 15, "LQF",
-               slurm=SlurmOrdering(band="cpus", weights=(
+               Params=AddedParams, slurm=SlurmOrdering(band="cpus", added="lqf", weights=(
                    ("priority_weight_tres", {"CPU": 1.0}),
                    ("priority_flags", ("NO_NORMAL_TRES",))), caveats=(_REPLACES,)))
 EXP = Ordering("exp", "largest expansion factor (wait + estimate) / estimate first", 16, "EXP")

@@ -8,7 +8,7 @@ A plugin's own module needs only this package's names:
                                  Context, EngineConfig, Enactment, JobColumns, LuaFragment,
                                  NoParams, NoSlurmForm, PluginBase, QueueState, SortKey,
                                  asked_names, format_duration, param, parse_duration,
-                                 plan_jobs)
+                                 plan_jobs, site_policy)
 
 (``plan_jobs`` and ``Annealing``: the engine's planner, for a choice that orders a live
 queue's very jobs.)
@@ -20,10 +20,11 @@ from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm
                                       PolicyPlugin, QueueState, param)
 from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA,
                                        Enactment, JobColumns, JobRule, LuaFragment,
-                                       asked_names)
+                                       asked_names, site_policy)
 from advisor.units import format_duration, parse_duration
 
 __all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA", "Annealing",
            "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment",
            "NoParams", "NoSlurmForm", "PluginBase", "PolicyPlugin", "QueueState", "SortKey",
-           "asked_names", "format_duration", "param", "parse_duration", "plan_jobs"]
+           "asked_names", "format_duration", "param", "parse_duration", "plan_jobs",
+           "site_policy"]

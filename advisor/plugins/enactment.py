@@ -25,7 +25,7 @@ from typing import Protocol
 import numpy as np
 
 from advisor.errors import BadInput
-from advisor.model import BackfillParameters, Partition, SchedulingConfig
+from advisor.model import BackfillParameters, Cluster, Partition, SchedulingConfig
 from advisor.plugins.contract import FIDELITIES, NoSlurmForm
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(SchedulingConfig)}
@@ -38,6 +38,25 @@ NEUTRAL_WEIGHTS = {"priority_weight_age": 0, "priority_weight_assoc": 0,
                    "priority_weight_partition": 0, "priority_weight_qos": 0,
                    "priority_weight_tres": {}, "priority_flags": (),
                    "priority_favor_small": False}
+#: the weights that carry a site's own policy: configuration field, slurm.conf key
+SITE_POLICY_WEIGHTS = {"priority_weight_fairshare": "PriorityWeightFairshare",
+                       "priority_weight_qos": "PriorityWeightQOS",
+                       "priority_weight_assoc": "PriorityWeightAssoc",
+                       "priority_weight_partition": "PriorityWeightPartition"}
+
+
+def site_policy(config: SchedulingConfig, cluster: Cluster) -> dict[str, int]:
+    """The policy weights ``config`` sets under priority/multifactor (field: weight). The
+    partition weight counts only when the partitions' PriorityJobFactor differ: otherwise
+    it adds one constant to every job and orders nothing."""
+    if config.priority_type != "priority/multifactor":
+        return {}
+    factors = {p.priority_job_factor for p in cluster.partitions}
+    return {f: getattr(config, f) for f in SITE_POLICY_WEIGHTS
+            if getattr(config, f) > 0
+            and (f != "priority_weight_partition" or len(factors) > 1)}
+
+
 #: a job without a limit gets its partition's DefaultTime, else MaxTime, else a year
 YEAR_MINUTES = 525600
 #: a Lua helper for fragments: the limit (minutes) Slurm will give a job at submission

@@ -153,7 +153,10 @@ class Policy:
         for c in self.choices:
             default = c.is_default
             if c.plugin.family in (BACKFILL, ORDERING):
-                tail += c.written(default, skip=(BACKFILL_ORDER,))
+                # (an ordering's parameters: only those changed, as its specs were first
+                # written without any)
+                tail += c.written(default or c.plugin.family == ORDERING,
+                                  skip=(BACKFILL_ORDER,))
             elif default and not c.values(True):
                 continue
             elif c.alias:

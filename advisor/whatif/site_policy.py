@@ -12,26 +12,10 @@ from __future__ import annotations
 
 from advisor.errors import BadInput
 from advisor.model import Cluster, SchedulingConfig
+from advisor.plugins.enactment import SITE_POLICY_WEIGHTS, site_policy
 
-#: the weights that carry a site's own policy: configuration field, slurm.conf key
-SITE_POLICY_WEIGHTS = {"priority_weight_fairshare": "PriorityWeightFairshare",
-                       "priority_weight_qos": "PriorityWeightQOS",
-                       "priority_weight_assoc": "PriorityWeightAssoc",
-                       "priority_weight_partition": "PriorityWeightPartition"}
 #: how the reasons name the setting that allows them
 ALLOW = "--replace-site-policy (replace_site_policy = true in advisor.toml)"
-
-
-def site_policy(config: SchedulingConfig, cluster: Cluster) -> dict[str, int]:
-    """The policy weights ``config`` sets under priority/multifactor (field: weight). The
-    partition weight counts only when the partitions' PriorityJobFactor differ: otherwise
-    it adds one constant to every job and orders nothing."""
-    if config.priority_type != "priority/multifactor":
-        return {}
-    factors = {p.priority_job_factor for p in cluster.partitions}
-    return {f: getattr(config, f) for f in SITE_POLICY_WEIGHTS
-            if getattr(config, f) > 0
-            and (f != "priority_weight_partition" or len(factors) > 1)}
 
 
 def overridden(base: SchedulingConfig, config: SchedulingConfig,

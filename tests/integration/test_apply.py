@@ -209,3 +209,37 @@ def test_a_plan_is_applied_as_site_factors_in_plan_order(included, tmp_path, cap
     factors = parse_sprio(slurm.run("sprio", "--noheader", "--format", SPRIO_FORMAT))
     assert {job: int(f["site"]) for (job, _), f in factors.items()} == planned
     assert _pending_by_priority(slurm) == order
+
+
+@pytest.mark.parametrize("spec, wide_site, short_site", [
+    ("easy:SPF:scale=4", 1222, 3972),   # floor(4000 x (1 - limit / 1440) + 0.5), minutes
+    ("easy:SQF:scale=4", 4000, 4000)])  # a base; CPUs by PriorityWeightTRES=CPU=-4000
+def test_an_ordering_added_to_the_labs_policy_keeps_it(included, tmp_path, capsys, spec,
+                                                       wide_site, short_site):
+    """recommend --candidate SPEC --apply, without --replace-site-policy: the lab's
+    PriorityWeightPartition (its policy) and job-size weight stay, the ordering is added at
+    4 x 1000 (SPF: site factors by the limit over a day; SQF: a normalized negative CPU
+    weight over a base site factor), and the narrow short jobs pass the wide long one that
+    the lab's own weights put first."""
+    slurm, fragment, lua = included
+    submit(slurm, ["-n", "64", "-t", "15"], 900)
+    time.sleep(2)
+    wide = submit(slurm, ["-n", "64", "-t", "1000"], 600)
+    short = [submit(slurm, ["-n", "16", "-t", "10"], 20) for _ in range(2)]
+    time.sleep(3)
+    assert _pending_by_priority(slurm)[0] == wide, "the test's premise"
+    code = main(["recommend", "--from", "slurm:cli", "--candidate", spec,
+                 "--samples", "2", "--executor", "serial", "--min-gain", "0", "--min-wins",
+                 "0", "--risk", "1000", "--store", str(tmp_path / "a.sqlite"), "--json",
+                 "--apply"])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert code == 10, (doc.get("reason"), err)
+    assert doc["chosen"]["overrides_site_policy"] == [] and "error" not in doc["applied"]
+    shown = parse_config(slurm.run("scontrol", "show", "config"))
+    assert (shown.priority_weight_partition, shown.priority_weight_job_size) == (1000, 500)
+    time.sleep(2)
+    factors = parse_sprio(slurm.run("sprio", "--noheader", "--format", SPRIO_FORMAT))
+    site = {job: f["site"] for (job, _), f in factors.items()}
+    assert (site[wide], site[short[0]]) == (wide_site, short_site), site
+    assert _pending_by_priority(slurm)[:2] == sorted(short)

@@ -187,15 +187,19 @@ _ORDERS = st.sampled_from(["fcfs", "lcfs", "spf", "lpf", "sqf", "lqf", "exp"])
 
 
 @settings(max_examples=150, deadline=None)
-@given(_BACKFILLS, _ORDERS, _ORDERS, st.one_of(st.none(), st.integers(60, 40 * 86400)))
-def test_a_policy_built_from_choices_parses_back_from_its_spec(backfill, primary, second, t):
+@given(_BACKFILLS, _ORDERS, _ORDERS, st.one_of(st.none(), st.integers(60, 40 * 86400)),
+       st.integers(0, 8))
+def test_a_policy_built_from_choices_parses_back_from_its_spec(backfill, primary, second, t,
+                                                               scale):
     reg = registry()
     bf, values = backfill
     bf_plugin = reg.plugin("backfill", bf)
     if "order" in {f for f in bf_plugin.Params.__dataclass_fields__}:
         values = {**values, "order": second}
-    choices = [Choice(bf_plugin, bf_plugin.Params(**values)),
-               Choice(reg.plugin("ordering", primary), NoParams())]
+    order = reg.plugin("ordering", primary)
+    # (an ordering added to a site's policy has a scale)
+    params = order.Params() if order.Params is NoParams else order.Params(scale=scale)
+    choices = [Choice(bf_plugin, bf_plugin.Params(**values)), Choice(order, params)]
     if t is not None:
         queue = reg.plugin("threshold", "queue")
         choices.append(Choice(queue, queue.Params(T=t)))

@@ -12,7 +12,7 @@ from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for
 from advisor.whatif.recommend import decide, recommend
-from advisor.whatif.scenario import METRICS
+from advisor.whatif.scenario import METRICS, job_columns
 from advisor.whatif.site_policy import overridden, site_policy
 from tests.conftest import bundled
 from tests.unit.test_futures import _setup
@@ -43,26 +43,52 @@ def test_the_policy_is_the_weights_in_use_and_partitions_only_when_they_differ()
         "PriorityWeightQOS",)
 
 
-def test_no_candidate_that_drops_fair_share_is_simulated_or_recommended_by_default():
+def test_by_default_only_candidates_that_keep_the_policy_are_simulated_and_one_wins():
     snap, hist = _fair_share_site()
     every = candidates_for(snap)
-    # every ordering zeroes the other weights so that it alone orders; a plan keeps them
-    # and puts the jobs pending now above them by site factor, until the next run
-    keep = [c.spec for c in every[1:] if not c.overrides]
-    assert len(every) > 10 and keep and all(s.startswith("plan") for s in keep)
+    # an ordering that replaces the weights (scale 0) zeroes them so that it alone orders;
+    # added to them (scale >= 1) it keeps them, and so does a plan (its site factors put
+    # the jobs pending now above them until the next run)
+    for c in every[1:]:
+        added = ":scale=" in c.spec or c.spec.startswith("plan")
+        assert bool(c.overrides) != added, c.spec
     assert set(every[1].overrides) == {"PriorityWeightFairshare", "PriorityWeightQOS"}
-    rec = recommend(snap, hist, Settings(samples=2, past=False))
-    assert [c.spec for c in rec.candidates[1:]] == keep
+    rec = recommend(snap, hist, Settings(objective="avg_wait"))
+    assert rec.candidates[1:] and not any(c.overrides for c in rec.candidates[1:])
     assert "PriorityWeightFairshare=1000" in rec.left_out
     assert "--replace-site-policy" in rec.left_out
-    # a queue counted long proposes no plan: nothing keeps the policy, nothing is
-    # simulated, and the reason says why
-    rec = recommend(snap, hist, Settings(samples=2, past=False, conservative_up_to=0))
-    assert len(rec.candidates) == 1 and not rec.triggered and not rec.change
-    assert "no candidate keeps the site's priority policy" in rec.reason
+    # a gain exists there (KTH-SP2's queue; its jobs carry no fair-share factor of their
+    # own, so the policy plays flat): found among the orderings added to the policy
+    assert rec.change and ":scale=" in rec.candidates[rec.chosen].spec, rec.reason
     # a site that allows it gets the whole grid simulated
     rec = recommend(snap, hist, Settings(samples=2, past=False, replace_site_policy=True))
     assert rec.triggered and len(rec.candidates) == len(every)
+
+
+def test_an_ordering_added_to_the_policy_keeps_its_weights_and_spans_scale_times_them():
+    snap, _ = _fair_share_site()
+    names = ("easy:SPF:scale=4", "easy:LPF:scale=1", "easy:SQF:scale=4", "easy:LQF:scale=1",
+             "easy:FCFS:scale=1:T=12h")
+    spf, lpf, sqf, lqf, fcfs = candidates_for(snap, [parse_policy(s) for s in names])[1:]
+    for c in (spf, lpf, sqf, lqf, fcfs):
+        assert not c.overrides and c.config.priority_weight_fairshare == 1000
+        assert c.config.priority_weight_qos == 500
+    jobs = job_columns(snap.pending, snap)
+    short = jobs.limit == jobs.limit.min()
+    values = spf.site.values(jobs, snap.time)
+    assert values.min() >= 0 and values.max() <= 4000 and values[short].max() == values.max()
+    assert (lpf.site.values(jobs, snap.time) <= 1000).all()
+    # the CPU count by a normalized TRES weight, SQF's over a constant base of its span
+    assert sqf.config.priority_weight_tres == {"CPU": -4000.0}
+    assert set(sqf.site.values(jobs, snap.time)) == {4000}
+    assert lqf.config.priority_weight_tres == {"CPU": 1000.0} and lqf.site is None
+    # a threshold on the site's own priority: the age slope gains the policy's whole
+    # range (1000 + 500) per T, up to two weeks
+    assert fcfs.config.priority_weight_age == 1500 * 14 * 86400 // (12 * 3600)
+    # with no policy in effect there is nothing to add to
+    plain, _ = _setup(bundled("KTH-SP2", False))
+    with pytest.raises(BadInput, match="none is in effect"):
+        candidates_for(plain, [parse_policy("easy:SPF:scale=4")])
 
 
 def test_a_named_candidate_that_drops_it_is_refused_with_the_fix():
