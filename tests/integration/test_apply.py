@@ -55,11 +55,11 @@ def _pending_by_priority(slurm) -> list[int]:
     return [int(x) for x in out.split()]
 
 
-def _simulated_first(commands) -> set[int]:
-    """The pending jobs that EASY-SPF, as the advisor simulates it from a live snapshot,
+def _simulated_first(commands, spec: str = "easy:SPF") -> set[int]:
+    """The pending jobs that ``spec``, as the advisor simulates it from a live snapshot,
     starts first (every job running to its limit)."""
     snap = slurm_cli.snapshot(commands)
-    cand = candidates_for(snap, [parse_policy("easy:SPF")])[1]
+    cand = candidates_for(snap, [parse_policy(spec)])[1]
     limits = {j.job_id: job_limit(j, snap.machine) for j in (*snap.running, *snap.pending)}
     base = slurm_input(snap, limits, config=snap.config)
     start, _ = run_slurm(candidate_input(base, cand, snap, nice_of(base, snap)))
@@ -228,6 +228,8 @@ def test_an_ordering_added_to_the_labs_policy_keeps_it(included, tmp_path, capsy
     short = [submit(slurm, ["-n", "16", "-t", "10"], 20) for _ in range(2)]
     time.sleep(3)
     assert _pending_by_priority(slurm)[0] == wide, "the test's premise"
+    # the slurm mode plays the added form over the lab's weights: the short jobs first
+    assert _simulated_first(SlurmCommands(), spec) == set(short)
     code = main(["recommend", "--from", "slurm:cli", "--candidate", spec,
                  "--samples", "2", "--executor", "serial", "--min-gain", "0", "--min-wins",
                  "0", "--risk", "1000", "--store", str(tmp_path / "a.sqlite"), "--json",
