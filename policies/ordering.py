@@ -45,9 +45,9 @@ GRID_SCALES = (1, 4)
 
 @dataclass(frozen=True)
 class AddedParams:
-    scale: int = param(0, "0: this order replaces the site's priority weights; N: it is "
-                       "added to them, its key spanning N times the largest of the site's "
-                       "fair-share, QOS, association and partition weights", min=0)
+    scale: int = param(0, "0: replaces the site's priority weights; N: added to its "
+                       "fair-share, QOS, association and partition weights, spanning N "
+                       "times the largest", min=0, quiet=True)
 
 
 

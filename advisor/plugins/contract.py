@@ -56,7 +56,8 @@ REQUIRED = ("family", "name", "summary", "Params", "candidates", "configure", "e
 OPTIONAL = {"rank": 100, "default": False, "bounds_wait": False, "replaces": (),
             "aliases": {}}
 #: what a ``param()`` may say about a field
-PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family", "renamed"})
+PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family", "renamed",
+                        "quiet"})
 #: the kinds of parameter values: a duration (20h, 2d or seconds) or another plugin's name
 KINDS = frozenset({"duration", "plugin"})
 
@@ -144,7 +145,9 @@ def param(default, help: str, **bounds):
     """A Params field: its default, what it means, and any of ``min``, ``max``,
     ``choices``, ``kind`` ("duration", or "plugin" with ``family``: another plugin's
     name), ``renamed`` ({old value: its choice now}: a spec written, or stored, before a
-    choice was renamed still parses, to the new name)."""
+    choice was renamed still parses, to the new name), ``quiet`` (True: a spec writes it
+    only when it differs from its default, a default that will not change: specs written
+    before the parameter existed stay as they were)."""
     return field(default=default, metadata={"help": help, **bounds})
 
 

@@ -45,9 +45,11 @@ class Choice:
     params: object
 
     def values(self, changed_only: bool) -> dict:
-        """The parameters (all, or those that differ from their defaults), by name."""
+        """The parameters (all but the quiet ones at their defaults, or those that differ
+        from their defaults), by name."""
         return {f.name: getattr(self.params, f.name) for f in dataclasses.fields(self.params)
-                if not changed_only or getattr(self.params, f.name) != f.default}
+                if getattr(self.params, f.name) != f.default
+                or not (changed_only or f.metadata.get("quiet"))}
 
     @property
     def alias(self) -> str | None:
@@ -153,10 +155,7 @@ class Policy:
         for c in self.choices:
             default = c.is_default
             if c.plugin.family in (BACKFILL, ORDERING):
-                # (an ordering's parameters: only those changed, as its specs were first
-                # written without any)
-                tail += c.written(default or c.plugin.family == ORDERING,
-                                  skip=(BACKFILL_ORDER,))
+                tail += c.written(default, skip=(BACKFILL_ORDER,))
             elif default and not c.values(True):
                 continue
             elif c.alias:

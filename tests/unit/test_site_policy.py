@@ -91,6 +91,13 @@ def test_an_ordering_added_to_the_policy_keeps_its_weights_and_spans_scale_times
         candidates_for(plain, [parse_policy("easy:SPF:scale=4")])
 
 
+def test_a_scale_is_written_only_when_given_so_older_specs_stay_as_they_were():
+    assert parse_policy("easy:SPF:T=1d").spec == "easy:SPF:T=1d"
+    assert parse_policy("easy:SPF:scale=0:T=1d").canonical == "easy:SPF:T=1d"
+    assert parse_policy("depth:SQF:k=2:scale=4").canonical == "depth:SQF:scale=4:k=2"
+    assert parse_policy("depth:SQF:scale=4:k=2").label == "DEPTH-SQF-SQF scale=4"
+
+
 def test_a_named_candidate_that_drops_it_is_refused_with_the_fix():
     snap, hist = _fair_share_site()
     with pytest.raises(BadInput, match="PriorityWeightFairshare.*--replace-site-policy"):
