@@ -129,12 +129,6 @@ def limit_band(context: Context) -> int:
     return max(1440, longest)
 
 
-def policy_range(context: Context) -> int:
-    """The most the site's own weights (its policy, and job size) set two jobs apart."""
-    return (sum(site_policy(context.config, context.cluster).values())
-            + max(context.config.priority_weight_job_size, 0))
-
-
 def added_form(kind: str, scale: int, context: Context) -> Enactment:
     """Ordering ``kind`` (fcfs, spf, lpf, sqf, lqf) added to the site's policy at
     ``scale`` (see the module docstring); NoSlurmForm when no policy is in effect."""
@@ -146,7 +140,7 @@ def added_form(kind: str, scale: int, context: Context) -> Enactment:
     span = scale * max(policy.values())
     keep = (f"added to the site's priority weights ({', '.join(sorted(policy))}), which "
             f"stay: its key spans {span} priority points, {scale} x the largest")
-    sets: dict = {"priority_type": "priority/multifactor"}
+    sets: dict = {}     # (a policy is in effect: priority/multifactor is already)
     rule = None
     if kind in ("spf", "lpf"):
         rule = ScaledLimit(span, limit_band(context), kind == "spf")
@@ -221,10 +215,13 @@ class Ordering:
         0: a threshold on this ordering has no Slurm form (``no_threshold`` says why)."""
         chosen = context.chosen("ordering")
         scale = getattr(chosen.params, "scale", 0) if chosen is not None else 0
-        if scale and site_policy(context.config, context.cluster):
-            # added to the site's policy: its key's span and the policy's own range
-            return (scale * max(site_policy(context.config, context.cluster).values())
-                    * (self.slurm.added != "fcfs") + policy_range(context))
+        policy = site_policy(context.config, context.cluster) if scale else {}
+        if policy:
+            # added to the site's policy: its key's span, and the most the site's own
+            # weights (the policy's and job size's) set two jobs apart
+            span = 0 if self.slurm.added == "fcfs" else scale * max(policy.values())
+            return (span + sum(policy.values())
+                    + max(context.config.priority_weight_job_size, 0))
         band = self.slurm.band if self.slurm else 0
         if band == "cpus":
             return max(context.cluster.cpus, 1)

@@ -116,7 +116,6 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
     candidates = candidates_for(snapshot, policies, site, limits, route, classes)
-    kept_out = ""
     if not settings.replace_site_policy:
         candidates, kept_out = keep_site_policy(candidates, bool(settings.policies),
                                                 snapshot.config, snapshot.machine)
@@ -124,11 +123,6 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     ref = reference_index(candidates, settings.reference, snapshot, limits, classes)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
-    if kept_out and all(c.overrides for c in candidates[1:]):   # (but the reference)
-        return Recommendation(snapshot.time, settings, candidates, empty, 0,
-                              "no candidate keeps the site's priority policy: nothing "
-                              "simulated (" + kept_out + ")", qb, False, len(history),
-                              left_out=left_out)
     if settings.trigger is not None and qb <= settings.trigger:
         return Recommendation(snapshot.time, settings, candidates, empty, 0,
                               f"queue bounded slowdown {qb:.2f} is within the trigger "
