@@ -138,8 +138,9 @@ def added_form(kind: str, scale: int, context: Context) -> Enactment:
                           "policy, and none is in effect (no fair-share, QOS, association "
                           "or partition weight): give it without scale")
     span = scale * max(policy.values())
-    keep = (f"added to the site's priority weights ({', '.join(sorted(policy))}), which "
-            f"stay: its key spans {span} priority points, {scale} x the largest")
+    keep = (f"added to the site's priority weights, which stay: its key spans {span} "
+            f"priority points, {scale} x the largest of its policy weights "
+            f"({max(policy.values())})")
     sets: dict = {}     # (a policy is in effect: priority/multifactor is already)
     rule = None
     if kind in ("spf", "lpf"):
