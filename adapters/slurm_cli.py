@@ -3,7 +3,8 @@
 ``squeue --json`` gives the jobs; ``sinfo --json`` the nodes (and, from 23.02 on, the
 partitions); on 22.05, whose sinfo has no partitions, ``scontrol show partition -o`` fills
 them in. ``scontrol show config`` (text in every release) gives the configuration, and
-``sprio`` the priority factors of pending jobs. Every command runs with a timeout, from a
+``sprio`` the priority factors of pending jobs; where accounting is kept in slurmdbd,
+``sacctmgr`` and ``sshare`` the QOS, associations and usage. Every command runs with a timeout, from a
 configurable directory; any failure is one error naming the command: a snapshot is whole
 or it is not made.
 """
@@ -16,11 +17,12 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from advisor.adapters import slurm_json, slurm_text
+from advisor.adapters import slurm_accounting, slurm_json, slurm_text
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import (
     EFFICIENCY,
     HISTORY_COLUMNS,
+    Accounting,
     SWF_FIELDS,
     SWF_FLOAT_FIELDS,
     CleaningReport,
@@ -87,7 +89,15 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
     source = {"kind": "slurm", "adapter": "cli", "schema": version,
               "release": slurm_json.slurm_release(squeue)}
     return assemble(now, nodes, partitions, running, pending, config, source, factors,
-                    cluster_name)
+                    cluster_name, accounting(commands, config, cluster_name))
+
+
+def accounting(commands: SlurmCommands, config, cluster_name: str) -> Accounting:
+    """QOS, associations and usage from slurmdbd, where slurmctld keeps accounting there
+    (none otherwise: without slurmdbd no limit is enforced and no usage kept)."""
+    if config.accounting_storage_type != "accounting_storage/slurmdbd":
+        return Accounting()
+    return slurm_accounting.read_accounting(commands.run, cluster_name)
 
 
 def sprio_factors(commands: SlurmCommands) -> dict[tuple[int, str], dict[str, float]]:
@@ -97,7 +107,7 @@ def sprio_factors(commands: SlurmCommands) -> dict[tuple[int, str], dict[str, fl
 
 
 def assemble(now, nodes, partitions, running, pending, config, source, factors=None,
-             cluster_name: str = "") -> Snapshot:
+             cluster_name: str = "", accounting: Accounting = Accounting()) -> Snapshot:
     """A Snapshot from parsed parts, each pending job given its sprio ``factors`` (for the
     partition it is listed under); refuses a snapshot that is not whole."""
     if not nodes:
@@ -114,7 +124,7 @@ def assemble(now, nodes, partitions, running, pending, config, source, factors=N
                     running=tuple(sorted(running, key=key)),
                     pending=tuple(sorted(pending, key=lambda j: (-(j.priority or 0),
                                                                  j.submit_time, j.job_id))),
-                    config=config, source=source)
+                    config=config, source=source, accounting=accounting)
 
 
 # ------------------------------------------------------------------------------- history

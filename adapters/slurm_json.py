@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 
-from advisor.adapters.slurm_text import expand_hostlist
+from advisor.adapters.slurm_text import (expand_hostlist, gres_counts, tres_gres,
+                                         tres_memory)
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Job, Node, Partition
 
@@ -125,6 +126,29 @@ def job_cpus(raw: dict) -> int:
     return int(number(raw.get("node_count")) or 1)
 
 
+def job_memory(raw: dict) -> tuple[int, int]:
+    """(MB per node, MB per CPU) a job asks for, defaults applied (--mem, --mem-per-cpu,
+    else DefMemPerCPU/DefMemPerNode as slurmctld filled them in); without either field, its
+    requested TRES' memory over its nodes."""
+    per_cpu = int(number(raw.get("memory_per_cpu")) or 0)
+    per_node = int(number(raw.get("memory_per_node")) or 0)
+    if per_cpu or per_node:
+        return (0, per_cpu) if per_cpu else (per_node, 0)
+    nodes = max(int(number(raw.get("node_count")) or 1), 1)
+    return tres_memory(raw.get("tres_req_str")) // nodes, 0
+
+
+def job_gres(raw: dict) -> dict[str, int]:
+    """GRES a job asks for on each node: --gres (tres_per_node), else --gpus and the like
+    (tres_per_job, then the requested TRES) spread over its nodes, rounded up."""
+    per_node = gres_counts(raw.get("tres_per_node"))
+    if per_node:
+        return per_node
+    total = gres_counts(raw.get("tres_per_job")) or tres_gres(raw.get("tres_req_str"))
+    nodes = max(int(number(raw.get("node_count")) or 1), 1)
+    return {name: -(-count // nodes) for name, count in total.items()}
+
+
 def _exclusive(raw: dict) -> bool:
     shared = raw.get("shared")
     if shared == "none" or (isinstance(shared, list) and "none" in shared):
@@ -150,6 +174,7 @@ def jobs_from_squeue(doc: dict, now: int) -> tuple[list[Job], list[Job]]:
         partitions = tuple(p for p in (raw.get("partition") or "").split(",") if p)
         reason = raw.get("state_reason") or ""
         priority = number(raw.get("priority"))
+        memory = job_memory(raw)
         job = Job(
             job_id=int(number(raw["job_id"])), user=raw.get("user_name") or
             str(raw.get("user_id", "")), partition=partitions[0] if partitions else "",
@@ -165,7 +190,10 @@ def jobs_from_squeue(doc: dict, now: int) -> tuple[list[Job], list[Job]]:
             priority=None if priority is None else int(priority),
             state_reason=reason, dependency=raw.get("dependency") or "",
             held=kind == "PENDING" and (reason in HELD_REASONS or priority == 0),
-            nice=int(number(raw.get("nice")) or 0), exclusive=_exclusive(raw))
+            nice=int(number(raw.get("nice")) or 0), exclusive=_exclusive(raw),
+            memory_per_node=memory[0], memory_per_cpu=memory[1], gres_per_node=job_gres(raw),
+            features=raw.get("features") or "", licenses=raw.get("licenses") or "",
+            reservation=raw.get("resv_name") or "")
         (running if kind == "RUNNING" else pending).append(job)
     return running, pending
 
@@ -182,8 +210,22 @@ def nodes_from_json(doc: dict, command: str) -> tuple[Node, ...]:
         out.append(Node(name=raw["name"], cpus=int(number(raw.get("cpus")) or 0),
                         state=state or "UNKNOWN",
                         alloc_cpus=int(number(raw.get("alloc_cpus")) or 0),
-                        partitions=tuple(raw.get("partitions") or ())))
+                        partitions=tuple(raw.get("partitions") or ()),
+                        memory=int(number(raw.get("real_memory")) or 0),
+                        alloc_memory=int(number(raw.get("alloc_memory")) or 0),
+                        gres=_node_gres(raw.get("gres"), raw.get("tres"), "total"),
+                        alloc_gres=_node_gres(raw.get("gres_used"), raw.get("tres_used"),
+                                              "used")))
     return tuple(out)
+
+
+def _node_gres(gres, tres, key: str) -> dict[str, int]:
+    """A node's GRES: from its TRES string when it has one (``gres/gpu=2``), else from its
+    GRES list (22.05: a string; 23.02+ groups: ``{"total", "used"}``)."""
+    from_tres = tres_gres(tres) if isinstance(tres, str) else {}
+    if from_tres:
+        return from_tres
+    return gres_counts(gres.get(key) if isinstance(gres, dict) else gres)
 
 
 def _nodes_from_groups(groups: list[dict]) -> tuple[Node, ...]:
@@ -195,15 +237,23 @@ def _nodes_from_groups(groups: list[dict]) -> tuple[Node, ...]:
         per_node = number(cpus.get("maximum")) or (number(cpus.get("total")) or 0) // max(
             1, len(names))
         alloc = number(cpus.get("allocated")) or 0
+        memory = g.get("memory") or {}
+        one = len(names) == 1
         state = "+".join(s.upper() for s in flags((g.get("node") or {}).get("state")))
         part = ((g.get("partition") or {}).get("name")) or ""
         for name in names:
             old = by_name.get(name)
             parts = (old.partitions if old else ()) + ((part,) if part else ())
             by_name[name] = Node(name=name, cpus=int(per_node), state=state or "UNKNOWN",
-                                 alloc_cpus=int(alloc) if len(names) == 1 else
+                                 alloc_cpus=int(alloc) if one else
                                  (old.alloc_cpus if old else 0),
-                                 partitions=tuple(dict.fromkeys(parts)))
+                                 partitions=tuple(dict.fromkeys(parts)),
+                                 memory=int(number(memory.get("maximum")) or 0),
+                                 alloc_memory=int(number(memory.get("allocated")) or 0)
+                                 if one else (old.alloc_memory if old else 0),
+                                 gres=_node_gres(g.get("gres"), None, "total"),
+                                 alloc_gres=_node_gres(g.get("gres"), None, "used")
+                                 if one else (old.alloc_gres if old else {}))
     return tuple(by_name.values())
 
 
@@ -246,11 +296,17 @@ def sacct_records(doc: dict) -> list[dict]:
         t = raw.get("time") or {}
         alloc = {x.get("type"): number(x.get("count"))
                  for x in (raw.get("tres") or {}).get("allocated") or []}
+        asked = (raw.get("tres") or {}).get("requested") or []
+        req = {x.get("type"): int(number(x.get("count")) or 0) for x in asked
+               if x.get("type") != "gres"}
+        req_gres = {x.get("name"): int(number(x.get("count")) or 0) for x in asked
+                    if x.get("type") == "gres" and x.get("name")}
         state = flags((raw.get("state") or {}).get("current"))
         required = raw.get("required") or {}
         out.append({
             "job_id": int(number(raw["job_id"])), "user": raw.get("user") or "",
             "group": raw.get("group") or "", "account": raw.get("account") or "",
+            "qos": raw.get("qos") or "",
             "partition": raw.get("partition") or "", "state": state[0] if state else "",
             "submit": _epoch(t.get("submission")), "eligible": _epoch(t.get("eligible")),
             "start": _epoch(t.get("start")), "end": _epoch(t.get("end")),
@@ -259,8 +315,22 @@ def sacct_records(doc: dict) -> list[dict]:
             "req_cpus": int(number(required.get("CPUs")) or 0),
             "alloc_cpus": int(alloc.get("cpu") or 0),
             "nodes": int(number(raw.get("allocation_nodes")) or 0),
-            "total_cpu": _cpu_seconds(t.get("total"))})
+            "total_cpu": _cpu_seconds(t.get("total")),
+            **_memory_asked(required, req), "req_nodes": max(req.get("node", 1), 1),
+            "req_gres": req_gres})
     return out
+
+
+def _memory_asked(required: dict, tres: dict) -> dict:
+    """``mem_per_node`` and ``mem_per_cpu`` (MB, one of them 0) of a sacct record. Its
+    ``required.memory`` does not say which it is (22.05); the requested TRES' total does:
+    per CPU when that amount times the CPUs, and not the amount alone, is the total."""
+    amount = int(number(required.get("memory")) or 0)
+    total, cpus = tres.get("mem", 0), tres.get("cpu", 0)
+    if amount and cpus > 1 and amount * cpus == total != amount:
+        return {"mem_per_node": 0, "mem_per_cpu": amount}
+    per_node = amount or total // max(tres.get("node", 1), 1)
+    return {"mem_per_node": per_node, "mem_per_cpu": 0}
 
 
 def _cpu_seconds(value) -> float | None:

@@ -46,8 +46,10 @@ def snapshot(commands: slurm_cli.SlurmCommands = slurm_cli.SlurmCommands(),
     part_objs = tuple(_partition(p, tuple(n.name for n in node_objs)) for p in partitions)
     source = {"kind": "slurm", "adapter": "pyslurm",
               "release": getattr(module, "__version__", "")}
-    return slurm_cli.assemble(now, node_objs, part_objs, running, pending, _config(config),
-                              source, slurm_cli.sprio_factors(commands))
+    conf = _config(config)
+    return slurm_cli.assemble(now, node_objs, part_objs, running, pending, conf, source,
+                              slurm_cli.sprio_factors(commands),
+                              accounting=slurm_cli.accounting(commands, conf, ""))
 
 
 def _minutes(value) -> int | None:

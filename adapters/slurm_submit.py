@@ -23,9 +23,13 @@ def submit_all(jobs: list[ScaledJob], commands: SlurmCommands,
         wait = origin + job.offset - clock()
         if wait > 0:
             sleep(wait)
+        asks = ((["--mem", f"{job.memory}M"] if job.memory > 0 else []) +
+                (["--gres", f"gpu:{job.gpus}"] if job.gpus > 0 else []) +
+                (["--account", job.account] if job.account else []) +
+                (["--qos", job.qos] if job.qos else []))
         out = commands.run("sbatch", "--parsable", "--job-name", f"sim2real-{job.key}",
                            "--ntasks", str(job.cpus), "--time", str(job.limit),
-                           "--partition", job.partition, "--output", "/dev/null",
+                           "--partition", job.partition, "--output", "/dev/null", *asks,
                            "--wrap", f"sleep {job.runtime}")
         ids[job.key] = int(out.strip().split(";")[0])
     return ids

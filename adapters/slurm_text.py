@@ -112,8 +112,67 @@ def parse_nodes(text: str) -> tuple[Node, ...]:
         out.append(Node(name=kv["NodeName"], cpus=_int(kv.get("CPUTot", "0"), where),
                         state=kv.get("State", "UNKNOWN").upper(),
                         alloc_cpus=_int(kv.get("CPUAlloc", "0"), where),
-                        partitions=tuple(p for p in parts.split(",") if p)))
+                        partitions=tuple(p for p in parts.split(",") if p),
+                        memory=megabytes(kv.get("RealMemory")),
+                        alloc_memory=megabytes(kv.get("AllocMem")),
+                        gres=gres_counts(kv.get("Gres")),
+                        alloc_gres=tres_gres(kv.get("AllocTRES"))))
     return tuple(out)
+
+
+_UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024, "P": 1024 ** 3}
+_PARENS = re.compile(r"\([^)]*\)")
+
+
+def megabytes(text: str | None) -> int:
+    """A memory amount as Slurm prints it (``8000M``, ``7.5G``, ``500``: MB) in MB; 0 when
+    unset or unreadable."""
+    t = (text or "").strip().upper()
+    if not t or t.lower() in _UNSET:
+        return 0
+    unit = _UNITS.get(t[-1])
+    try:
+        return int(round(float(t[:-1] if unit else t) * (unit or 1)))
+    except ValueError:
+        return 0
+
+
+def gres_counts(text: str | None) -> dict[str, int]:
+    """GRES counts by name from a GRES list (``gpu:2``, ``gpu:a100:2(S:0-1)``,
+    ``gres:gpu:1``, ``gres/gpu:1``, ``gpu:2(IDX:0-1),shard:4``): a typed entry counts
+    toward its name; an entry without a count is one."""
+    out: dict[str, int] = {}
+    for item in _PARENS.sub("", text or "").split(","):
+        item = item.strip()
+        if item.lower() in _UNSET:
+            continue
+        for prefix in ("gres:", "gres/"):
+            item = item[len(prefix):] if item.startswith(prefix) else item
+        parts = item.split(":")
+        count = int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else 1
+        if count > 0:
+            out[parts[0]] = out.get(parts[0], 0) + count
+    return out
+
+
+def tres_gres(text: str | None) -> dict[str, int]:
+    """GRES counts by name from a TRES string (``cpu=2,mem=1000M,gres/gpu=4``); typed
+    entries (``gres/gpu:a100=2``) are already in their name's count."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.startswith("gres/") and ":" not in key and value.isdigit():
+            out[key[5:]] = int(value)
+    return out
+
+
+def tres_memory(text: str | None) -> int:
+    """The ``mem=`` of a TRES string, in MB (0 when absent)."""
+    for item in (text or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key == "mem":
+            return megabytes(value)
+    return 0
 
 
 def parse_config(text: str) -> SchedulingConfig:
@@ -162,6 +221,10 @@ def parse_config(text: str) -> SchedulingConfig:
         scheduler_time_slice=seconds("SchedulerTimeSlice", 30),
         job_submit_plugins=_list(kv.get("JobSubmitPlugins", "")),
         over_time_limit=(seconds("OverTimeLimit", 0) // 60),
+        accounting_storage_type=kv.get("AccountingStorageType", ""),
+        accounting_enforce=_list(kv.get("AccountingStorageEnforce", "")),
+        def_mem_per_cpu=megabytes(kv.get("DefMemPerCPU")),
+        def_mem_per_node=megabytes(kv.get("DefMemPerNode")),
         slurm_version=kv.get("SLURM_VERSION", ""))
 
 

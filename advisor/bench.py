@@ -11,7 +11,8 @@ Whole-command figures time ``advisor replay`` and ``advisor tune`` as processes 
 peak memory), and a CTC-SP2 replay against ``advisor.plain_easy``, a plain-Python EASY that
 gives the same schedule (checked before it is timed). The slurm-mode orderings are kept
 fixed over a window as the advice benchmark keeps them (``fixed_starts``), and an online
-replay's decisions are timed between its progress calls. ``TARGETS``: issue 23's.
+replay's decisions are timed between its progress calls. ``TARGETS``: issue 23's, and
+issue 41's for a cluster's GPUs, memory and limits (``features_figures``).
 """
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 
            ("replay KTH-SP2 process", 0.5, "s"), ("replay process peak RSS", 150, "MiB"),
            ("replay CTC-SP2 ÷ plain-Python EASY", 1 / 3, "x"),
            ("tune KTH-SP2 process", 3.0, "s"), ("online decision", 0.5, "s"),
-           ("cold compile, every kernel", 60.0, "s"))
+           ("cold compile, every kernel", 60.0, "s"),
+           ("slurm mode, GPUs + memory + limits ÷ none, same schedule", 2.0, "x"))
 
 
 def trace_figures(name: str, repeat: int) -> dict:
@@ -191,6 +193,65 @@ def orderings_figures() -> dict:
             "worst_vs_spf": max(seconds.values()) / seconds[ORDERINGS[0]]}
 
 
+def features_figures(trace: str = "CTC-SP2", count: int = 20000,
+                     node_cpus: int = 16) -> dict:
+    """The slurm mode on ``count`` jobs of a trace with a production cluster's features and
+    without, all from an empty machine of the same nodes: ``node_cpus`` CPUs and 64 GB each
+    (memory consumable, 2 GB per CPU by default), a quarter of them with 4 GPUs.
+
+    * binding: every 10th job of at most a node's CPUs asks for a GPU, every 7th other
+      for 48 GB per node, and each user may run 8 jobs at once: a busier schedule (longer
+      queues), whose cost is the schedule's as much as the features';
+    * same schedule: every job asks for 1 MB and a GPU of nodes with a million, under a
+      limit of a million jobs: the features are played and never bind, so the schedule is
+      the plain one's and the ratio is their cost alone."""
+    from dataclasses import replace
+
+    from advisor.adapters.swf import read_swf, resolve_trace
+    from advisor.engine.slurm import run_slurm, slurm_input
+    from advisor.model import (Accounting, Cluster, Job, Node, Partition, Qos,
+                               SchedulingConfig, Snapshot)
+
+    workload = read_swf(resolve_trace(trace))
+    nodes = -(-workload.machine.procs // node_cpus)
+    names = tuple(f"n{i}" for i in range(nodes))
+    plain_nodes = tuple(Node(n, node_cpus, memory=65536) for n in names)
+    gpu_nodes = tuple(replace(n, gres={"gpu": 4}) if i % 4 == 0 else n
+                      for i, n in enumerate(plain_nodes))
+    many_gpus = tuple(replace(n, gres={"gpu": 10**6}) for n in plain_nodes)
+    part = (Partition("batch", names, default=True),)
+    plain, binding, loose, runtimes = [], [], [], {}
+    for k, row in enumerate(workload.jobs.head(count).itertuples()):
+        job = Job(job_id=int(row.job_id), user=str(row.user), partition="batch",
+                  cpus=int(min(row.procs, nodes * node_cpus)), state="PENDING",
+                  submit_time=int(row.submit), time_limit=int(max(row.estimate, 1)),
+                  partitions=("batch",), qos="normal")
+        gpu = k % 10 == 9 and job.cpus <= node_cpus
+        plain.append(job)
+        binding.append(replace(job, memory_per_node=49152 if k % 7 == 6 and not gpu else 0,
+                               gres_per_node={"gpu": 1} if gpu else {}))
+        loose.append(replace(job, memory_per_node=1, gres_per_node={"gpu": 1}))
+        runtimes[job.job_id] = int(max(row.runtime, 1))
+    config = replace(SchedulingConfig(), select_type_parameters="CR_Core_Memory",
+                     def_mem_per_cpu=2048, accounting_enforce=("limits",))
+    t0 = int(workload.jobs["submit"].min()) - 1
+
+    def made(machine, jobs, cfg, limit):
+        accounting = Accounting(qos=(Qos("normal", max_jobs_per_user=limit),)) if limit \
+            else Accounting()
+        return slurm_input(Snapshot(t0, Cluster(trace, machine, part), (), (), cfg,
+                                    accounting=accounting), runtimes, jobs, timing=None)
+
+    runs = (made(plain_nodes, plain, SchedulingConfig(), 0),
+            made(gpu_nodes, binding, config, 8), made(many_gpus, loose, config, 10**6))
+    for inp in runs:
+        run_slurm(inp)
+    plain_s, binding_s, loose_s = _median_times(3, *(lambda i=i: run_slurm(i) for i in runs))
+    return {"trace": trace, "jobs": len(plain), "nodes": nodes, "without_s": plain_s,
+            "binding_s": binding_s, "same_schedule_s": loose_s,
+            "binding_ratio": binding_s / plain_s, "ratio": loose_s / plain_s}
+
+
 def online_figures() -> dict:
     """An online replay (daily decisions, the default settings and executor) over ONLINE's
     window: each decision's wall time, from one progress call to the next."""
@@ -252,6 +313,7 @@ def bench(repeat: int = 5, tune: bool = True, online: bool = True,
     figures["against_plain"] = replay_against_plain("CTC-SP2", min(repeat, 3))
     figures["import_floor"] = {**_process(["-c", IMPORT_FLOOR], repeat), "stdout": None}
     figures["slurm_orderings"] = _in_process("orderings_figures()")
+    figures["features"] = _in_process("features_figures()")
     if tune:
         figures["tune_process"] = _advisor(["tune", "KTH-SP2", "--weeks", "250", "--json"],
                                            min(repeat, 3))
@@ -275,7 +337,9 @@ def targets(f: dict) -> list[dict]:
         "replay CTC-SP2 ÷ plain-Python EASY": f["against_plain"]["ratio"],
         "tune KTH-SP2 process": f.get("tune_process", {}).get("seconds"),
         "online decision": f.get("online", {}).get("median_s"),
-        "cold compile, every kernel": (f["compile"] or {}).get("all_s")}
+        "cold compile, every kernel": (f["compile"] or {}).get("all_s"),
+        "slurm mode, GPUs + memory + limits ÷ none, same schedule":
+            f.get("features", {}).get("ratio")}
     return [{"figure": name, "target": target, "unit": unit, "measured": measured[name],
              "met": None if measured[name] is None else measured[name] < target}
             for name, target, unit in TARGETS]
@@ -302,6 +366,13 @@ def bench_table(f: dict) -> Group:
              f"kernel {f['compile']['all_s']:.0f} s"] if f["compile"] else []
     lines += [f"{f[k]['command']}: {f[k]['seconds']:.2f} s, {f[k]['peak_rss_mib']:.0f} MiB"
               for k in ("replay_process", "tune_process") if k in f]
+    if "features" in f:
+        x = f["features"]
+        lines.append(f"slurm mode, {x['jobs']:,} jobs of {x['trace']} on {x['nodes']} nodes: "
+                     f"{x['without_s']:.2f} s; with GPUs, memory and limits "
+                     f"{x['same_schedule_s']:.2f} s on the same schedule, "
+                     f"{x['binding_s']:.2f} s where they bind "
+                     f"({x['binding_ratio']:.2f}x, its queues longer)")
     plain = f["against_plain"]
     lines.append(f"advisor.plain_easy {plain['trace']}: {plain['plain']['seconds']:.2f} s, "
                  f"{plain['plain']['peak_rss_mib']:.0f} MiB (same schedule)")

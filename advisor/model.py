@@ -155,6 +155,10 @@ class Node:
     state: str = "IDLE"              # Slurm's base state, upper case; flags follow after '+'
     alloc_cpus: int = 0
     partitions: tuple[str, ...] = ()
+    memory: int = 0                  # RealMemory, MB; 0: not reported
+    alloc_memory: int = 0            # MB allocated (when memory is a consumable resource)
+    gres: dict[str, int] = field(default_factory=dict)        # {"gpu": 4}: name -> count
+    alloc_gres: dict[str, int] = field(default_factory=dict)  # of those, allocated
 
 
 @dataclass(frozen=True)
@@ -278,6 +282,12 @@ class Job:
     held: bool = False
     nice: int = 0
     exclusive: bool = False
+    memory_per_node: int = 0         # MB asked per node (--mem); 0: none given
+    memory_per_cpu: int = 0          # MB asked per CPU (--mem-per-cpu); 0: none given
+    gres_per_node: dict[str, int] = field(default_factory=dict)  # {"gpu": 2} (--gres)
+    features: str = ""               # --constraint, as Slurm prints it
+    licenses: str = ""               # --licenses
+    reservation: str = ""            # --reservation
 
     @property
     def asked(self) -> tuple[str, ...]:
@@ -333,14 +343,73 @@ class SchedulingConfig:
     scheduler_time_slice: int = 30         # seconds
     job_submit_plugins: tuple[str, ...] = ()
     over_time_limit: int = 0               # minutes
+    accounting_storage_type: str = ""      # accounting_storage/slurmdbd: limits, fair share
+    accounting_enforce: tuple[str, ...] = ()  # AccountingStorageEnforce (limits, qos, ...)
+    def_mem_per_cpu: int = 0               # MB; 0: not set
+    def_mem_per_node: int = 0              # MB; 0: not set (UNLIMITED: the whole node)
     slurm_version: str = ""
+
+    @property
+    def memory_consumable(self) -> bool:
+        """Whether select/cons_tres allocates memory: SelectTypeParameters names it
+        (CR_Core_Memory, CR_CPU_Memory, CR_Socket_Memory, CR_Memory) [slurm.conf(5)]."""
+        return "MEMORY" in self.select_type_parameters.upper()
+
+    @property
+    def limits_enforced(self) -> bool:
+        """Whether slurmctld holds jobs to QOS and association limits: AccountingStorage-
+        Enforce names limits (or safe, which implies them) [slurm.conf(5)]."""
+        return bool({"limits", "safe"} & {e.lower() for e in self.accounting_enforce})
+
+
+@dataclass(frozen=True)
+class Qos:
+    """A QOS (sacctmgr show qos). Limits: -1 none; TRES limits by TRES name (``cpu``,
+    ``mem`` in MB, ``node``, ``gres/gpu``), absent: none."""
+
+    name: str
+    priority: int = 0
+    max_jobs_per_user: int = -1                  # MaxJobsPU: running jobs per user
+    max_tres_per_user: dict[str, int] = field(default_factory=dict)  # MaxTRESPU
+    grp_jobs: int = -1                           # GrpJobs: running jobs of the QOS
+    grp_tres: dict[str, int] = field(default_factory=dict)           # GrpTRES
+
+
+@dataclass(frozen=True)
+class Association:
+    """An association (sacctmgr show assoc, sshare): an account's own (``user`` empty) or a
+    user's in an account. Limits as in ``Qos``; ``raw_usage`` is sshare's RawUsage (decayed
+    TRES-billing seconds) at the snapshot."""
+
+    account: str
+    user: str = ""
+    parent: str = ""                 # the parent account ("" for root); a user's: its account
+    shares: int = 1                  # RawShares (Fairshare=)
+    max_jobs: int = -1               # MaxJobs: running jobs of this association (per user)
+    grp_jobs: int = -1               # GrpJobs: running jobs of it and all below it
+    grp_tres: dict[str, int] = field(default_factory=dict)  # GrpTRES, of it and all below
+    qos: tuple[str, ...] = ()        # the QOS it may use
+    default_qos: str = ""
+    raw_usage: float = 0.0
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What slurmdbd holds that decides starts: QOS and associations (with their usage)."""
+
+    qos: tuple[Qos, ...] = ()
+    associations: tuple[Association, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.qos or self.associations)
 
 
 @dataclass(frozen=True)
 class ScaledJob:
     """A trace's job scaled down to a sleep job for a test cluster (sim-to-real): submitted
     ``offset`` seconds after the first, sleeping ``runtime`` seconds, asking ``cpus`` CPUs
-    for ``limit`` minutes in ``partition``."""
+    for ``limit`` minutes in ``partition``, and ``memory`` MB and ``gpus`` GPUs on its node
+    when above 0, in ``account`` and ``qos`` when given."""
 
     key: int            # the trace's job id
     offset: int
@@ -348,6 +417,10 @@ class ScaledJob:
     limit: int          # minutes
     cpus: int
     partition: str
+    memory: int = 0     # MB (--mem); 0: the cluster's default
+    gpus: int = 0       # --gres=gpu:N
+    account: str = ""   # --account; "": the user's default
+    qos: str = ""       # --qos; "": the association's default
 
 
 @dataclass(frozen=True)
@@ -364,6 +437,7 @@ class Snapshot:
     pending: tuple[Job, ...]
     config: SchedulingConfig
     source: dict[str, str] = field(default_factory=dict)
+    accounting: Accounting = Accounting()
 
     def to_dict(self) -> dict:
         return asdict(self)

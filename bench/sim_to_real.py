@@ -4,12 +4,19 @@ cluster of tests/integration, started here) under each configuration of
 predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, slurmctld, slurmd).
 
     .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2]
+                                          [--load 1.5] [--gpu-every K] [--memory-every K]
                                           [--json F] [--save RECORDINGS.json]
+
+``--gpu-every 4`` makes every 4th job ask for a GPU (the cluster's n3 and n4 have two
+each), ``--memory-every 5`` every 5th other job for three quarters of a node's memory,
+``--capped-every 3`` every 3rd job in the QOS capped (2 running jobs and 16 CPUs per user)
+with the jobs dealt to the accounts research and physics.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -24,16 +31,24 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_submit import play
 from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
-from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
-from tests.integration.slurm_cluster import NODE_CPUS, NODES, SlurmCluster
+from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs, with_resources
+from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
 
 
 def main() -> None:
+    # a SIGTERM stops the cluster as Ctrl-C does (the finally below), leaving no daemon
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=80)
     ap.add_argument("--span", type=int, default=300, help="seconds of submissions")
     ap.add_argument("--max-runtime", type=int, default=90)
     ap.add_argument("--trace", default="KTH-SP2")
+    ap.add_argument("--load", type=float, default=1.5)
+    ap.add_argument("--gpu-every", type=int, default=0)
+    ap.add_argument("--memory-every", type=int, default=0)
+    ap.add_argument("--capped-every", type=int, default=0,
+                    help="every K-th job in the QOS capped, the jobs dealt to the accounts "
+                         "research and physics")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
     ap.add_argument("--json", help="write the figures and per-job tables here")
     ap.add_argument("--save", help="write the recordings here (per configuration: the "
@@ -50,8 +65,12 @@ def main() -> None:
             settings, partitions, textbook = CONFIGURATIONS[name]
             cluster.cancel_all()
             cluster.reconfigure(**settings)
-            jobs = scaled_jobs(workload, args.jobs, args.span, NODES * NODE_CPUS,
-                               args.max_runtime, partitions)
+            jobs = with_resources(
+                scaled_jobs(workload, args.jobs, args.span, NODES * NODE_CPUS,
+                            args.max_runtime, partitions, load=args.load),
+                args.gpu_every, args.memory_every, NODE_MEMORY * 3 // 4, NODE_CPUS,
+                accounts=("research", "physics") if args.capped_every else (),
+                qos_every=args.capped_every, qos="capped")
             t = time.monotonic()
             snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
             raw[name] = {"settings": settings, "snapshot": snapshot.to_dict(),

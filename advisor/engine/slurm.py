@@ -6,9 +6,11 @@ partitions, and the configuration in effect drives the schedulers. ``workload_in
 a whole trace on the trace's machine (one 1-CPU node per processor, one partition).
 ``run_slurm`` simulates; it is pure like ``advisor.engine.run``.
 
-What is not modelled (documented in the README): held jobs and jobs waiting on a dependency
-are left out (they cannot start by themselves); QOS/association limits, licences, GRES,
-memory, preemption, gang scheduling (one time-sliced partition is played beside this engine
+Memory (when SelectTypeParameters makes it consumable) and GRES are played as node resources
+a job must find on each of its nodes (``tres_rows``). What is not modelled (documented in
+docs/simulation.md): held jobs and jobs waiting on a dependency are left out (they cannot
+start by themselves); QOS/association limits beyond those ``slurm_limits`` plays, licences,
+GRES types, preemption, gang scheduling (one time-sliced partition is played beside this engine
 by ``advisor.whatif.timeshared``), advanced reservations, node features and weights;
 default_queue_depth (the main scheduler tests the whole queue on every event).
 """
@@ -24,6 +26,8 @@ from advisor.engine.core import NO_RESUME
 from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
                                      partition_factor, static_priority)
 from advisor.engine.slurm_core import simulate_slurm
+from advisor.engine.slurm_limits import limit_rows
+from advisor.engine.slurm_resources import tres_rows
 from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
                                          C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST,
                                          C_BF_MAX_JOB_USER, C_BF_MIN_AGE, C_BF_MIN_PRIO,
@@ -64,6 +68,17 @@ class SlurmInput:
     max_age: float
     job_ids: np.ndarray
     timing: Timing | None = None  # None: whole seconds, exact (a trace); see slurm_timing
+    # resources beside CPUs (``tres_rows``): their names, amounts per node and each job's
+    # need per node; None: CPUs alone
+    tres: tuple[str, ...] = ()
+    node_tres: np.ndarray | None = None
+    job_tres: np.ndarray | None = None
+    # QOS and association limits (``slurm_limits.limit_rows``): the resources they cap,
+    # each counter's caps, each job's counters and use; None: no limit played
+    limits: tuple[str, ...] = ()
+    lim_cap: np.ndarray | None = None
+    job_lim: np.ndarray | None = None
+    job_use: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.jobs.shape[1])
@@ -88,9 +103,19 @@ def _simulate(inp: SlurmInput, cfg: np.ndarray):
     jobs, part_max, max_age = inp.jobs, inp.part_max, inp.max_age
     if inp.timing is not None:
         jobs, part_max, cfg, max_age = in_ticks(jobs, part_max, cfg, max_age, inp.timing)
+    node_tres, job_tres = inp.node_tres, inp.job_tres
+    if node_tres is None or job_tres is None:
+        node_tres = np.zeros((0, len(inp.node_cpus)), np.int64)
+        job_tres = np.zeros((0, jobs.shape[1]), np.int64)
+    lim_cap, job_lim, job_use = inp.lim_cap, inp.job_lim, inp.job_use
+    if lim_cap is None or job_lim is None or job_use is None:
+        lim_cap = np.zeros((0, 1), np.int64)
+        job_lim = np.full((1, jobs.shape[1]), -1, np.int64)
+        job_use = np.zeros((1, jobs.shape[1]), np.int64)
     start, resv = simulate_slurm(jobs, inp.rec_job, inp.rec_part, inp.rec_static,
                                  inp.node_cpus, inp.part_nodes, inp.part_tier, part_max, cfg,
-                                 inp.w_age, max_age)
+                                 inp.w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
+                                 job_use)
     if inp.timing is None:
         return start, resv
     return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
@@ -220,12 +245,15 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
             rec_static.append(static_priority(job, p, cluster, config)
                               if priorities and not basic else 0.0)
     t0 = snapshot.time
+    names, node_tres, job_tres = tres_rows(cluster, jobs, config)
+    limits = limit_rows(snapshot.accounting, config, jobs) or ((), None, None, None)
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
                       config_vector(config, t0, first_pass),
                       0.0 if basic else float(config.priority_weight_age),
                       float(max(config.priority_max_age, 1)),
-                      np.array([j.job_id for j in jobs], np.int64), timing)
+                      np.array([j.job_id for j in jobs], np.int64), timing, names,
+                      node_tres, job_tres, *limits)
 
 
 def workload_input(workload: Workload, config: SchedulingConfig,

@@ -14,6 +14,13 @@ Inputs (built by ``advisor.engine.slurm``): ``jobs`` is an int64 table, one row 
 (``SUBMIT``...), jobs in (submit, job id) order. A pending job appears once per partition it
 asked for, as a *record* (F9); ``rec_static`` is its priority without the age term. Nodes
 carry CPU counts; partitions are node masks with a PriorityTier and a MaxTime (seconds).
+Other resources a node has and a job asks for on each node (memory, GPUs: ``node_tres``,
+``job_tres``, a row per resource) must fit too: a node offers a job only the CPUs it can
+use there, none when another resource falls short, as cons_tres counts what each node can
+give a job [src: cons_tres job_test.c _can_job_run_on_node()]. Without them (rows: none,
+a trace's case) nothing of this runs. QOS and association limits are counters of running
+work (``slurm_limits``: ``lim_cap``, ``job_lim``, ``job_use``): a job over one is passed
+over by both schedulers, neither starting nor blocking nor reserving.
 
 Node sets (a partition's nodes, the free ones, a reservation's, a job's pick) are bitmaps
 (``node_bits``), so each start and reservation costs a few word operations per 64 nodes.
@@ -40,7 +47,7 @@ from numba import njit
 from advisor.engine.borrow import borrowed
 from advisor.engine.core import DONE, NEVER, NO_RESUME, QUEUED, RUNNING
 from advisor.engine.slurm_layout import (
-    C_BACKFILL, C_BF_INTERVAL, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
+    WHOLE_NODE, C_BACKFILL, C_BF_INTERVAL, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER,
     C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
     C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
@@ -63,7 +70,8 @@ MAX_WINDOW = 1 << 40
 
 @njit(cache=True)
 def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
-                   part_max, cfg, w_age, max_age):
+                   part_max, cfg, w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
+                   job_use):
     """Returns (start time of each job, its first backfill reservation or -1). With
     cfg[C_STARTS_ONLY] the second is left incomplete: a backfill cycle in which no pending
     record fits in its partition's free CPUs is skipped, as it can start nothing."""
@@ -71,7 +79,17 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     nr = rec_job.shape[0]
     nn = node_cpus.shape[0]
     npart = part_tier.shape[0]
-    unit = True  # one CPU per node: a node is free or not, and its bit says which
+    nt = node_tres.shape[0]
+    # a job's per-node need of each resource: > 0 a count (WHOLE_NODE: all the node has),
+    # < 0 per CPU taken there, 0 none
+    needs = np.zeros(n, np.bool_)
+    for k in range(nt):
+        for j in range(n):
+            needs[j] = needs[j] or job_tres[k, j] != 0
+    tres_on = needs.any()
+    limits_on = lim_cap.shape[0] > 0
+    lim_used = np.zeros(lim_cap.shape, np.int64)  # what running jobs use of each counter
+    unit = not tres_on  # one CPU per node: a node is free or not, and its bit says which
     for nd in range(nn):
         unit = unit and node_cpus[nd] == 1
     nusers = 1
@@ -99,6 +117,11 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     alloc_node = np.empty(cap, np.int64)
     alloc_cpus = np.empty(cap, np.int64)
     node_free = node_cpus.copy()
+    tres_free = node_tres.copy()        # each resource's free amount per node
+    fut_tres = node_tres.copy()         # ... at a future time (backfill planning)
+    alloc_tres = np.zeros((nt, cap if tres_on else 0), np.int64)  # per allocation entry
+    job_av = np.empty(nn if tres_on else 0, np.int64)  # CPUs a node offers the job tested
+    job_av_bits = np.zeros((2, words(nn) if tres_on else 0), np.uint64)
     part_free = np.zeros(npart, np.int64)  # free CPUs per partition, kept up to date
     for p in range(npart):
         for nd in range(nn):
@@ -178,7 +201,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     # limit) and all of them are pending (one per job)
     rec_cpus = np.empty(nr, np.int64)
     rec_limit = np.empty(nr, np.int64)
-    can_skip = max_part <= 0 and max_user <= 0
+    can_skip = max_part <= 0 and max_user <= 0 and not limits_on
     for r in range(nr):
         rec_cpus[r] = jobs[CPUS, rec_job[r]]
         rec_limit[r] = min(jobs[LIMIT, rec_job[r]], part_max[rec_part[r]])
@@ -218,7 +241,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
               pick_cpus, res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends,
               ev_t, ev_sum, failed, part_count, part_tested, user_tested, user_cycle,
               got_resv, sc, cache, walk, plan, plan_bits, plan_running, rec_cpus, rec_limit,
-              rec_rank, cnt, low)
+              rec_rank, cnt, low, tres_free, fut_tres, alloc_tres, job_av, job_av_bits, needs,
+              lim_used)
     start = borrowed(start)
     first_resv = borrowed(first_resv)
     exp_end = borrowed(exp_end)
@@ -290,6 +314,39 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     part_tier = borrowed(part_tier)
     part_max = borrowed(part_max)
     cfg = borrowed(cfg)
+    node_tres = borrowed(node_tres)
+    job_tres = borrowed(job_tres)
+    tres_free = borrowed(tres_free)
+    fut_tres = borrowed(fut_tres)
+    alloc_tres = borrowed(alloc_tres)
+    job_av = borrowed(job_av)
+    job_av_bits = borrowed(job_av_bits)
+    needs = borrowed(needs)
+    lim_cap = borrowed(lim_cap)
+    job_lim = borrowed(job_lim)
+    job_use = borrowed(job_use)
+    lim_used = borrowed(lim_used)
+
+    def within_limits(j, first, last):
+        """Whether job j starting keeps every counter covering it within its caps on
+        resources first..last-1 (0: running jobs; 1..: TRES)."""
+        for slot in range(job_lim.shape[0]):
+            g = job_lim[slot, j]
+            if g < 0:
+                break
+            for q in range(first, last):
+                cap = lim_cap[g, q]
+                if cap >= 0 and lim_used[g, q] + job_use[q, j] > cap:
+                    return False
+        return True
+
+    def charge(j, sign):
+        for slot in range(job_lim.shape[0]):
+            g = job_lim[slot, j]
+            if g < 0:
+                break
+            for q in range(lim_cap.shape[1]):
+                lim_used[g, q] += sign * job_use[q, j]
 
     def start_job(j, p, t, k):
         """Give job j the k nodes picked (pick_bits, pick_cpus) in partition p. It is killed
@@ -324,6 +381,13 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     c = pick_cpus[nd]
                     alloc_node[a0] = nd
                     alloc_cpus[a0] = c
+                    if tres_on:
+                        for q in range(nt):
+                            need = job_tres[q, j]
+                            amount = node_tres[q, nd] if need >= WHOLE_NODE else \
+                                need if need >= 0 else -need * c
+                            tres_free[q, nd] -= amount
+                            alloc_tres[q, a0] = amount
                     a0 += 1
                     node_free[nd] -= c
                     note_free(free_bits, nd, node_free[nd], node_cpus[nd])
@@ -331,6 +395,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                         if part_nodes[q, nd]:
                             part_free[q] -= c
         sc[S_FREEVER] += 1
+        if limits_on:
+            charge(j, 1)
         limit = min(jobs[LIMIT, j], part_max[p])
         if state[j] == QUEUED:
             for r in range(jobs[REC0, j], jobs[REC0, j] + jobs[NREC, j]):
@@ -363,15 +429,42 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             for i in range(alloc0[j], alloc0[j] + nalloc[j]):
                 nd = alloc_node[i]
                 node_free[nd] += alloc_cpus[i]
+                for q in range(nt if tres_on else 0):
+                    tres_free[q, nd] += alloc_tres[q, i]
                 note_free(free_bits, nd, node_free[nd], node_cpus[nd])
                 for q in range(npart):
                     if part_nodes[q, nd]:
                         part_free[q] += alloc_cpus[i]
         sc[S_NRL] = running_remove(rl, sc[S_NRL], j)
         sc[S_FREEVER] += 1
+        if limits_on:
+            charge(j, -1)
 
-    def pick(j, p, avail, avail_bits, busy):
-        """Nodes for job j in p, avoiding the excluded ones, into pick_bits/pick_cpus."""
+    def offered(j, avail, atres):
+        """job_av: the CPUs each node offers job j, its other resources counted: none
+        where one falls short, and with memory per CPU no more than that memory covers
+        [src: cons_tres job_test.c _can_job_run_on_node()]."""
+        for nd in range(nn):
+            c = avail[nd]
+            for q in range(nt):
+                need = job_tres[q, j]
+                if c == 0 or need == 0:
+                    continue
+                if need >= WHOLE_NODE:
+                    c = c if atres[q, nd] == node_tres[q, nd] else 0
+                elif need > 0:
+                    c = c if atres[q, nd] >= need else 0
+                else:
+                    c = min(c, atres[q, nd] // -need)
+            job_av[nd] = c
+        avail_bits_of(job_av, node_cpus, job_av_bits)
+
+    def pick(j, p, avail, avail_bits, busy, atres):
+        """Nodes for job j in p, avoiding the excluded ones, into pick_bits/pick_cpus;
+        ``atres`` is what is free of the other resources where ``avail`` CPUs are."""
+        if tres_on and needs[j]:
+            offered(j, avail, atres)
+            avail, avail_bits = job_av, job_av_bits
         return select_nodes(jobs[CPUS, j], jobs[MIN_NODES, j], jobs[EXCLUSIVE, j] != 0,
                             part_bits[p], excl, avail, avail_bits, unit, busy,
                             free_bits[FULL], usable, scratch, pick_bits, pick_cpus)
@@ -516,9 +609,13 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             p = rec_part[r]
             if failed[p]:
                 continue
+            # over a limit: passed over, blocking nothing [src: job_scheduler.c schedule(),
+            # acct_policy_job_runnable_pre_select() and _post_select()]
+            if limits_on and not within_limits(j, 0, lim_cap.shape[1]):
+                continue
             k = 0
             if nfailed > 0 or jobs[CPUS, j] <= part_free[p]:
-                k = pick(j, p, node_free, free_bits, False)
+                k = pick(j, p, node_free, free_bits, False, tres_free)
             if k > 0:
                 start_job(j, p, t, k)
                 started = True
@@ -595,7 +692,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             for w in range(slot_w0[sl], slot_w1[sl]):
                 fut_bits[NONZERO, w] |= job_bits[sl, w]
         excl[:] = 0
-        sc[S_PICKED] = pick(j, p, node_cpus, fut_bits, busy_first)
+        sc[S_PICKED] = pick(j, p, node_cpus, fut_bits, busy_first, node_tres)
         plan[7] = still
         plan_running[:still] = rl[ri:sc[S_NRL]]
 
@@ -614,6 +711,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         avail = node_cpus if unit else fut
         if not unit:
             fut[:] = node_free
+            fut_tres[:] = tres_free
         if not by_count:
             fut_bits[:] = free_bits
         tot = part_free[p]
@@ -633,6 +731,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     for i in range(alloc0[rj], alloc0[rj] + nalloc[rj]):
                         nd = alloc_node[i]
                         fut[nd] += alloc_cpus[i]
+                        for q in range(nt if tres_on else 0):
+                            fut_tres[q, nd] += alloc_tres[q, i]
                         note_free(fut_bits, nd, fut[nd], node_cpus[nd])
                 elif not by_count:  # (counting alone: nodes_at() gathers them at the end)
                     sl = job_slot[rj]
@@ -669,7 +769,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                         ok = jobs[CPUS, j] <= tot - mark_reserved(anchor, anchor + d, p,
                                                                   avail, fut_bits)
                     if ok:
-                        sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first)
+                        sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first, fut_tres)
                         if sc[S_PICKED] > 0:
                             if s == t or not overlaps_reserved(s, d):
                                 return s
@@ -811,9 +911,16 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 continue
             if max_user > 0 and user_tested[u] >= max_user:
                 continue
+            # a job count over a limit skips the record before it counts as tested, a TRES
+            # one after, and neither reserves [src: backfill.c _attempt_backfill():
+            # acct_policy_job_runnable_pre_select(), _post_select()]
+            if limits_on and not within_limits(j, 0, 1):
+                continue
             tested += 1
             part_tested[p] += 1
             user_tested[u] += 1
+            if limits_on and not within_limits(j, 1, lim_cap.shape[1]):
+                continue
             d = rec_limit[r]
             fits = jobs[CPUS, j] <= part_free[p]  # cheap test first: most jobs fail it
             if fits:
@@ -828,7 +935,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     if fits:
                         mark_reserved(t, t + d, p, node_free, free_bits)  # the nodes
             if fits:
-                k = pick(j, p, node_free, free_bits, False)
+                k = pick(j, p, node_free, free_bits, False, tres_free)
                 if k > 0:
                     if count_mode:
                         count_allows(jobs[CPUS, j], t, t + d, True)
@@ -893,7 +1000,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 continue
             p = rec_part[jobs[REC0, j]]
             excl[:] = 0
-            k = pick(j, p, node_free, free_bits, False)
+            k = pick(j, p, node_free, free_bits, False, tres_free)
             if k == 0:
                 k = select_nodes(jobs[CPUS, j], 0, False, everywhere, excl, node_free,
                                  free_bits, unit, False, free_bits[FULL], usable,

@@ -23,6 +23,9 @@ JOB_ROWS = 12
  C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_WILL_RUN_WINDOW,
  C_STARTS_ONLY) = range(21)
 CONFIG_SIZE = 21
+#: a job's need of a resource on a node that is all the node has of it (memory, when no
+#: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
+WHOLE_NODE = 1 << 50
 PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
 TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
 

@@ -63,6 +63,28 @@ def scaled_jobs(workload: Workload, count: int, span: int, cpus: int, max_runtim
     return out
 
 
+def with_resources(jobs: list[ScaledJob], gpu_every: int, memory_every: int, memory: int,
+                   max_cpus: int, accounts: tuple[str, ...] = (), qos_every: int = 0,
+                   qos: str = "") -> list[ScaledJob]:
+    """The jobs with every ``gpu_every``-th asking for one GPU and every ``memory_every``-th
+    (the others) for ``memory`` MB; both kinds at most ``max_cpus`` CPUs (a node's), so
+    that each fits one node; ``accounts`` dealt out in turn, and every ``qos_every``-th
+    job in ``qos``, also at most ``max_cpus`` CPUs (a per-user cap of a node's CPUs must
+    not hold a job back forever). 0 or empty: none of that kind."""
+    out = []
+    for k, job in enumerate(jobs):
+        if accounts:
+            job = replace(job, account=accounts[k % len(accounts)])
+        if qos_every and k % qos_every == qos_every - 1:
+            job = replace(job, qos=qos, cpus=min(job.cpus, max_cpus))  # (within its cap)
+        if gpu_every and k % gpu_every == gpu_every - 1:
+            job = replace(job, gpus=1, cpus=min(job.cpus, max_cpus))
+        elif memory_every and k % memory_every == memory_every - 1:
+            job = replace(job, memory=memory, cpus=min(job.cpus, max_cpus))
+        out.append(job)
+    return out
+
+
 def simulate_both(snapshot: Snapshot, arrivals: list[Job], runtimes: dict[int, int],
                   textbook: EngineConfig, timing: Timing | None = LIVE) -> pd.DataFrame:
     """Predicted starts of ``arrivals`` from ``snapshot`` in both modes: a table indexed by
@@ -101,11 +123,17 @@ def evaluate(snapshot: Snapshot, records: list[dict], textbook: EngineConfig,
     and the per-job table."""
     arrivals, runtimes = [], {}
     for r in records:
+        nodes = r.get("req_nodes", 1)
         arrivals.append(Job(job_id=r["job_id"], user=r["user"] or "root",
                             partition=r["partition"], cpus=r["req_cpus"] or r["alloc_cpus"],
                             state="PENDING", submit_time=r["submit"], time_limit=r["limit"],
                             eligible_time=r["eligible"] or r["submit"],
-                            partitions=(r["partition"],)))
+                            partitions=(r["partition"],), account=r.get("account", ""),
+                            qos=r.get("qos", ""),
+                            memory_per_node=r.get("mem_per_node", 0),
+                            memory_per_cpu=r.get("mem_per_cpu", 0),
+                            gres_per_node={g: -(-c // nodes)
+                                           for g, c in r.get("req_gres", {}).items()}))
         runtimes[r["job_id"]] = r["end"] - r["start"]
     first = min(j.submit_time for j in arrivals)
     table = simulate_both(replace(snapshot, time=first - 1), arrivals, runtimes, textbook,

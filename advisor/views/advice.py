@@ -66,6 +66,9 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
         parts.append(candidates_table(doc, top))
     if doc.get("left_out"):
         parts.append(Text(doc["left_out"], style="dim"))
+    if doc.get("unplayed_note"):
+        parts.append(Text(doc["unplayed_note"] + "; every candidate's fidelity is at most "
+                          "approximate", style="yellow"))
     if doc.get("reference_tails"):
         parts.append(Text(floor_line(doc), style="dim"))
     verdict = "change recommended" if doc["change"] else "keep the configuration in effect"

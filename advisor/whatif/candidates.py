@@ -39,6 +39,8 @@ class Candidate:
     #: the site's priority-policy weights it changes (slurm.conf keys;
     #: ``advisor.whatif.site_policy``)
     overrides: tuple[str, ...] = ()
+    #: what the snapshot holds that its simulation does not play (``whatif.unplayed``)
+    unplayed: str = ""
 
     @property
     def is_current(self) -> bool:
@@ -52,11 +54,14 @@ class Candidate:
 
     @property
     def fidelity(self) -> str:
-        return self.enactment.fidelity
+        """The enactment's; an exact one is approximate when the simulation leaves out
+        something the snapshot holds."""
+        exact = self.enactment.fidelity == "exact"
+        return "approximate" if exact and self.unplayed else self.enactment.fidelity
 
     @property
     def caveats(self) -> tuple[str, ...]:
-        return self.enactment.caveats
+        return self.enactment.caveats + ((self.unplayed,) if self.unplayed else ())
 
     @property
     def enacts(self) -> tuple:
@@ -70,7 +75,7 @@ class Candidate:
                 "site_factor": self.site.name if self.site else None,
                 "route": self.enactment.route.name if self.enactment.route else None,
                 "partitions": [p.name for p in self.enactment.partitions or ()],
-                "overrides_site_policy": list(self.overrides)}
+                "overrides_site_policy": list(self.overrides), "unplayed": self.unplayed}
 
 
 def current_candidate(config: SchedulingConfig, site=None, route=None) -> Candidate:

@@ -53,6 +53,7 @@ from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit, s
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 from advisor.whatif.site_policy import keep_site_policy
+from advisor.whatif.unplayed import describe, unplayed
 
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
@@ -73,6 +74,7 @@ class Recommendation:
     left_out: str = ""           # what the default grid left out, and why
     floor: "Tails | None" = None  # the reference's tails on the history (limits' floor)
     past: PastReplay | None = None  # the candidates on the last weeks replayed
+    unplayed: dict[str, int] = field(default_factory=dict)  # ``whatif.unplayed``
 
     @property
     def change(self) -> bool:
@@ -85,6 +87,7 @@ class Recommendation:
                 "history_jobs": self.history_jobs, "left_out": self.left_out,
                 "settings": self.settings.as_dict(),
                 "reference_tails": self.floor._asdict() if self.floor else None,
+                "unplayed": self.unplayed, "unplayed_note": describe(self.unplayed),
                 "candidates": self.table}
 
 
@@ -116,6 +119,9 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
     candidates = candidates_for(snapshot, policies, site, limits, route, classes)
+    missing = unplayed(snapshot)
+    if missing:
+        candidates = [replace(c, unplayed=describe(missing)) for c in candidates]
     if not settings.replace_site_policy:
         candidates, kept_out = keep_site_policy(candidates, bool(settings.policies),
                                                 snapshot.config, snapshot.machine)
@@ -127,7 +133,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
         return Recommendation(snapshot.time, settings, candidates, empty, 0,
                               f"queue bounded slowdown {qb:.2f} is within the trigger "
                               f"{settings.trigger:g}: nothing simulated", qb, False,
-                              len(history), left_out=left_out)
+                              len(history), left_out=left_out, unplayed=missing)
     if settings.horizon_max > settings.horizon:
         settings = replace(settings, horizon=drain_horizon(snapshot, settings))
     floor = None
@@ -157,7 +163,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
         chosen, reason, table = decide(candidates, results, settings, previous, ref, floor,
                                        past, dwell)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
-                          True, len(history), table, left_out, floor, past)
+                          True, len(history), table, left_out, floor, past, missing)
 
 
 def costly_to_replay(context: Context, settings: Settings,

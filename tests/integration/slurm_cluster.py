@@ -1,5 +1,11 @@
 """A real Slurm cluster on this host, for integration tests: Debian's munge, mariadb, slurmdbd,
-slurmctld and four virtual slurmd nodes of 16 CPUs each, all on loopback.
+slurmctld and four virtual slurmd nodes of 16 CPUs and 8000 MB each, all on loopback. Memory
+is allocated (CR_Core_Memory, 500 MB per CPU by default, so a job that asks for no memory
+fills a node's memory only with its CPUs), n3 and n4 carry two GPUs each, and limits are
+enforced (two accounts with different shares, a QOS with per-user limits: ``ACCOUNTING``); the GPUs are a
+GRES whose device files are empty files in the cluster's directory (Slurm 22.05 drops a GPU
+without a File [src: gres.c gres_g_node_config_load()]; nothing opens them: TaskPlugin=
+task/none constrains no device).
 
 Everything the cluster writes lives in one private directory (configuration, state, spool,
 logs, the database), its daemons listen on free ports, and every daemon runs in the
@@ -28,6 +34,24 @@ from pathlib import Path
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
 NODES = 4
 NODE_CPUS = 16
+NODE_MEMORY = 8000        # MB
+MEM_PER_CPU = NODE_MEMORY // NODE_CPUS
+GPU_NODES = ("n3", "n4")
+NODE_GPUS = 2
+
+#: the accounts and the QOS beside the defaults (sacctmgr -i ...): research (1 share) and
+#: physics (3 shares), root a user of both; the QOS "capped" lets a user run 2 jobs and
+#: 16 CPUs at once, and all its jobs 3 GPUs
+ACCOUNTING = (
+    ["add", "account", "physics", "Description=test", "Organization=lab", "Fairshare=3"],
+    ["add", "user", "root", "Account=physics"],
+    ["add", "qos", "capped", "MaxJobsPU=2", "MaxTRESPU=cpu=16", "GrpTRES=gres/gpu=3"],
+    ["modify", "user", "root", "set", "qos+=capped"],
+)
+
+GRES_CONF = """\
+NodeName=n[{first_gpu}-{nodes}] Name=gpu File={root}/dev/gpu[0-{last_gpu}]
+"""
 
 SLURM_CONF = """\
 ClusterName=lab
@@ -52,7 +76,10 @@ SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=1,bf_continue
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU={mem_per_cpu}
+GresTypes=gpu
+AccountingStorageTRES=gres/gpu
 PriorityType=priority/multifactor
 PriorityCalcPeriod=1
 PriorityMaxAge=1-0
@@ -62,12 +89,15 @@ PriorityWeightJobSize=500
 PriorityWeightPartition=1000
 PriorityWeightQOS=0
 AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageEnforce=associations,limits,qos
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort={dbd_port}
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-NodeName=n[1-{nodes}] NodeHostname={host} NodeAddr=127.0.0.1 Port={slurmd_ports} \
-CPUs={cpus} RealMemory=8000 State=UNKNOWN
+NodeName=n[1-{cpu_nodes}] NodeHostname={host} NodeAddr=127.0.0.1 Port={cpu_ports} \
+CPUs={cpus} RealMemory={memory} State=UNKNOWN
+NodeName=n[{first_gpu}-{nodes}] NodeHostname={host} NodeAddr=127.0.0.1 Port={gpu_ports} \
+CPUs={cpus} RealMemory={memory} Gres=gpu:{gpus} State=UNKNOWN
 PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityJobFactor=1
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityJobFactor=10
 PartitionName=short Nodes=n[3-4] MaxTime=30 DefaultTime=5 State=UP PriorityJobFactor=5
@@ -172,7 +202,7 @@ class SlurmCluster:
         t0 = time.monotonic()
         self.install()
         root = self.root
-        for d in ("etc", "state", "spool", "log", "run", "mysql"):
+        for d in ("etc", "state", "spool", "log", "run", "mysql", "dev"):
             (root / d).mkdir(parents=True, exist_ok=True)
         os.chmod(root, 0o755)
         shutil.chown(root / "mysql", "mysql", "mysql")
@@ -180,10 +210,19 @@ class SlurmCluster:
         slurmd_base = consecutive_free_ports(NODES)
         host = socket.gethostname().split(".")[0]
         conf = root / "etc" / "slurm.conf"
-        ports = f"{slurmd_base}-{slurmd_base + NODES - 1}"
-        conf.write_text(SLURM_CONF.format(host=host, root=root, ctld_port=ctld_port,
-                                          dbd_port=dbd_port, nodes=NODES, cpus=NODE_CPUS,
-                                          slurmd_ports=ports))
+        cpu_nodes = NODES - len(GPU_NODES)
+        gpu_base = slurmd_base + cpu_nodes
+        shape = dict(nodes=NODES, cpu_nodes=cpu_nodes, first_gpu=cpu_nodes + 1,
+                     gpus=NODE_GPUS)
+        conf.write_text(SLURM_CONF.format(
+            host=host, root=root, ctld_port=ctld_port, dbd_port=dbd_port, cpus=NODE_CPUS,
+            memory=NODE_MEMORY, mem_per_cpu=MEM_PER_CPU,
+            cpu_ports=f"{slurmd_base}-{gpu_base - 1}",
+            gpu_ports=f"{gpu_base}-{slurmd_base + NODES - 1}", **shape))
+        for k in range(NODE_GPUS):
+            (root / "dev" / f"gpu{k}").touch()
+        (root / "etc" / "gres.conf").write_text(GRES_CONF.format(
+            root=root, last_gpu=NODE_GPUS - 1, **shape))
         dbd_conf = root / "etc" / "slurmdbd.conf"
         dbd_conf.write_text(SLURMDBD_CONF.format(root=root, dbd_port=dbd_port,
                                                  db_port=db_port))
@@ -199,6 +238,9 @@ class SlurmCluster:
                 (root / "spool" / f"n{i}").mkdir(exist_ok=True)
                 self._spawn(f"slurmd-n{i}", ["slurmd", "-D", "-N", f"n{i}"])
             wait_for("all nodes idle", self._all_idle, log=root / "log" / "slurmctld.log")
+            # (a GRES limit needs the GRES's TRES, which slurmctld registers at its start)
+            for cmd in ACCOUNTING:
+                self.run("sacctmgr", "-i", *cmd)
             self.timings["daemons"] = time.monotonic() - t
         except BaseException:
             self.stop(keep=True)

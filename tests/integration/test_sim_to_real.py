@@ -23,8 +23,8 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_submit import play
 from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
-from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs
-from tests.integration.slurm_cluster import NODE_CPUS, NODES
+from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs, with_resources
+from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES
 
 FLOOR = 0.90
 #: a play below the floor is played once more: one divergent backfill decision (a sub-second
@@ -45,6 +45,42 @@ def test_slurm_mode_predicts_real_starts(clean_queue):
               f"textbook {out['textbook']}")
         assert len(records) == 40
         assert snapshot.config.backfill.bf_job_part_count_reserve == 1
+        outs.append(out)
+        if out["slurm"]["within"] >= FLOOR:
+            break
+    assert outs[-1]["slurm"]["within"] >= FLOOR, [o["table"] for o in outs]
+
+
+def test_slurm_mode_predicts_real_starts_with_gpus_memory_and_limits(clean_queue):
+    """The same kind of play with resources beside CPUs and a per-user limit: every 4th
+    job asks for a GPU (n3 and n4 have two each) and every 5th other job for 6000 of a
+    node's 8000 MB, so that GPU jobs queue while CPUs are free and two memory-bound jobs
+    never share a node; the jobs alternate between the accounts research and physics, and
+    every 3rd is in the QOS capped (2 running jobs and 16 CPUs per user, 3 GPUs in all).
+    The snapshot must carry the nodes' memory and GPUs and the QOS, and the floor is the
+    same."""
+    settings, partitions, textbook = CONFIGURATIONS["fcfs-easy"]
+    jobs = with_resources(
+        scaled_jobs(read_swf(resolve_trace("KTH-SP2")), count=40, span=120,
+                    cpus=NODES * NODE_CPUS, max_runtime=90, partitions=partitions, load=1.0),
+        gpu_every=4, memory_every=5, memory=NODE_MEMORY * 3 // 4, max_cpus=NODE_CPUS,
+        accounts=("research", "physics"), qos_every=3, qos="capped")
+    outs = []
+    for _ in range(PLAYS):
+        with clean_queue.reconfigured(**settings):
+            snapshot, records = play(jobs, SlurmCommands(), timeout=900)
+        assert {n.name: n.gres.get("gpu", 0) for n in snapshot.machine.nodes} == \
+            {"n1": 0, "n2": 0, "n3": 2, "n4": 2}
+        assert {n.memory for n in snapshot.machine.nodes} == {NODE_MEMORY}
+        assert sum(1 for r in records if r["req_gres"].get("gpu")) == 10
+        assert sum(1 for r in records if r["mem_per_node"] == NODE_MEMORY * 3 // 4) == 6
+        assert sum(1 for r in records if r["qos"] == "capped") == 13
+        assert {r["account"] for r in records} == {"research", "physics"}
+        assert any(q.name == "capped" and q.max_jobs_per_user == 2
+                   for q in snapshot.accounting.qos)
+        out = evaluate(snapshot, records, textbook)
+        print(f"\nsim-to-real fcfs-easy with GPUs, memory and limits, 40 jobs: slurm "
+              f"{out['slurm']}, textbook {out['textbook']}")
         outs.append(out)
         if out["slurm"]["within"] >= FLOOR:
             break

@@ -289,6 +289,10 @@ def grouped_sinfo(version: str, release: str) -> dict:
                          "other": 0, "total": n.cpus, "minimum": n.cpus, "maximum": n.cpus,
                          "load": {"minimum": 1, "maximum": 1},
                          "per_node": {"max": quantity(None, infinite=True)}},
+                "memory": {"minimum": n.memory, "maximum": n.memory,
+                           "free": {"minimum": quantity(n.memory), "maximum":
+                                    quantity(n.memory)}, "allocated": n.alloc_memory},
+                "gres": {"total": "", "used": ""},
                 "partition": partition_object(p)})
     return {"meta": meta(version, release), "errors": [], "warnings": [], "sinfo": groups}
 
@@ -340,7 +344,8 @@ def test_newer_sinfo_and_scontrol_give_the_same_machine(version, release):
     assert slurm_json.partitions_from_json(scontrol, "scontrol show partition") == old_parts
     node_doc = {"meta": meta(version, release), "errors": [], "nodes": [
         {"name": n.name, "cpus": n.cpus, "alloc_cpus": n.alloc_cpus, "effective_cpus": n.cpus,
-         "state": n.state.split("+"), "partitions": list(n.partitions)} for n in old_nodes]}
+         "state": n.state.split("+"), "partitions": list(n.partitions),
+         "real_memory": n.memory, "alloc_memory": n.alloc_memory} for n in old_nodes]}
     assert slurm_json.nodes_from_json(node_doc, "scontrol show node") == old_nodes
 
 

@@ -1,0 +1,86 @@
+"""A snapshot of a cluster with GPUs, allocated memory and enforced limits, through the CLI
+adapter on outputs recorded from the real test cluster (Slurm 22.05.8; tests/fixtures/
+slurm-22.05-gpu: nine jobs asking for GPUs by --gres and --gpus, memory by --mem and
+--mem-per-cpu, two accounts, the QOS "capped" with MaxJobsPU=2, one job on a dependency),
+and the slurm mode continuing from it."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from advisor.adapters import slurm_accounting
+from advisor.adapters.slurm_cli import SlurmCommands, snapshot
+from advisor.engine.slurm import run_slurm, slurm_input
+from advisor.model import Qos
+from advisor.whatif.unplayed import unplayed
+
+HERE = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05-gpu"
+#: the recorded output of each command the adapter runs, by its first words
+OUTPUTS = {("squeue",): "squeue.json", ("sinfo",): "sinfo.json",
+           ("scontrol", "show", "partition"): "scontrol_show_partition_o.txt",
+           ("scontrol", "show", "config"): "scontrol_show_config.txt",
+           ("sprio",): "sprio.txt", ("sshare",): "sshare.txt",
+           ("sacctmgr", "--noheader", "--parsable2", "show", "qos"): "sacctmgr_qos.txt",
+           ("sacctmgr", "--noheader", "--parsable2", "show", "assoc"): "sacctmgr_assoc.txt"}
+
+
+class Recorded(SlurmCommands):
+    def run(self, *args: str) -> str:
+        name = next(f for words, f in OUTPUTS.items() if args[:len(words)] == words)
+        return (HERE / name).read_text()
+
+
+def recorded_snapshot():
+    snap = snapshot(Recorded())
+    return replace(snap, time=int((HERE / "captured_at.txt").read_text()))
+
+
+def test_the_snapshot_holds_memory_gpus_and_limits():
+    snap = recorded_snapshot()
+    nodes = {n.name: n for n in snap.machine.nodes}
+    assert {n: (x.memory, x.gres) for n, x in nodes.items()} == {
+        "n1": (8000, {}), "n2": (8000, {}), "n3": (8000, {"gpu": 2}), "n4": (8000, {"gpu": 2})}
+    assert nodes["n3"].alloc_gres == {"gpu": 2} and nodes["n4"].alloc_memory == 7500
+    jobs = {j.job_id: j for j in (*snap.running, *snap.pending)}
+    assert jobs[1].gres_per_node == {"gpu": 1} and jobs[6].gres_per_node == {"gpu": 1}
+    assert jobs[5].gres_per_node == {"gpu": 2} and jobs[5].nodes == 2
+    assert (jobs[2].memory_per_node, jobs[3].memory_per_cpu, jobs[4].memory_per_cpu) == \
+        (6000, 1000, 500)
+    assert jobs[8].state_reason == "QOSMaxJobsPerUserLimit" and jobs[8].qos == "capped"
+    assert snap.config.memory_consumable and snap.config.limits_enforced
+    capped = next(q for q in snap.accounting.qos if q.name == "capped")
+    assert capped == Qos("capped", 0, 2, {"cpu": 16}, -1, {"gres/gpu": 3})
+    shares = {(a.account, a.user): a.shares for a in snap.accounting.associations}
+    assert shares[("physics", "")] == 3 and shares[("research", "")] == 1
+    parents = {(a.account, a.user): a.parent for a in snap.accounting.associations}
+    assert parents[("physics", "")] == "root" and parents[("physics", "root")] == "physics"
+
+
+def test_the_slurm_mode_holds_the_jobs_slurm_held():
+    """From the snapshot, with every job running 100 s more: job 8 (over capped's
+    MaxJobsPU=2, as root runs jobs 4 and 7 in it) starts only when one of those ends, and
+    job 1 (a GPU, while job 5 holds all four) only when job 5 ends; job 9 (a dependency)
+    is left out and named, and no limit's reason is, as the limits are played."""
+    snap = recorded_snapshot()
+    runtimes = {j.job_id: (snap.time - j.start_time + 100 if j.start_time else 50)
+                for j in (*snap.running, *snap.pending)}
+    ends = {j.job_id: j.start_time + runtimes[j.job_id] for j in snap.running}
+    inp = slurm_input(snap, runtimes, timing=None)
+    assert inp.tres == ("mem", "gres/gpu") and inp.limits[0] == "jobs"
+    start = dict(zip(inp.job_ids.tolist(), run_slurm(inp)[0].tolist()))
+    assert start[8] >= min(ends[4], ends[7])
+    assert start[1] >= ends[5]
+    assert 9 not in start
+    missing = unplayed(snap)
+    assert missing == {"jobs waiting on a dependency (left out)": 1}
+
+
+def test_unplayed_names_limits_when_they_are_not_played():
+    snap = recorded_snapshot()
+    loose = replace(snap, config=replace(snap.config, accounting_enforce=()))
+    assert "jobs held back by a QOS or association limit" in unplayed(loose)
+
+
+def test_tres_limits_read_memory_units():
+    assert slurm_accounting.tres_limits("cpu=16,mem=8G,gres/gpu=2") == {
+        "cpu": 16, "mem": 8192, "gres/gpu": 2}
