@@ -14,7 +14,8 @@ from advisor.model import Accounting, Association, Qos
 QOS_FIELDS = ("Name", "Priority", "MaxJobsPU", "MaxTRESPU", "GrpJobs", "GrpTRES")
 ASSOC_FIELDS = ("Account", "User", "ParentName", "Share", "MaxJobs", "GrpJobs", "GrpTRES",
                 "QOS", "DefaultQOS")
-SSHARE_FIELDS = ("Account", "User", "RawShares", "RawUsage")
+#: (FairShare last: recordings made before it was read have one field less)
+SSHARE_FIELDS = ("Account", "User", "RawShares", "RawUsage", "FairShare")
 
 
 def tres_limits(text: str) -> dict[str, int]:
@@ -40,16 +41,18 @@ def _count(text: str, where: str) -> int:
         raise BadInput(f"sacctmgr: limit {where}='{text}' is not a count") from None
 
 
-def _rows(text: str, names: tuple[str, ...], command: str) -> list[dict[str, str]]:
+def _rows(text: str, names: tuple[str, ...], command: str,
+          optional: int = 0) -> list[dict[str, str]]:
+    """Each line's fields by name; the last ``optional`` names may be missing (empty)."""
     rows = []
     for line in text.splitlines():
         if not line.strip():
             continue
         cells = line.split("|")
-        if len(cells) < len(names):
+        if len(cells) < len(names) - optional:
             raise BadInput(f"{command}: a line with {len(cells)} fields where {len(names)} "
                            f"were asked for: {line[:80]!r}")
-        rows.append(dict(zip(names, cells)))
+        rows.append(dict(zip(names, cells + [""] * (len(names) - len(cells)))))
     return rows
 
 
@@ -65,10 +68,11 @@ def parse_qos(text: str) -> tuple[Qos, ...]:
     return tuple(out)
 
 
-def parse_associations(text: str, usage: dict[tuple[str, str], float] | None = None
+def parse_associations(text: str,
+                       usage: dict[tuple[str, str], tuple[float, float]] | None = None
                        ) -> tuple[Association, ...]:
     """``sacctmgr --noheader --parsable2 show assoc format=<ASSOC_FIELDS>`` (one cluster's),
-    each with its raw usage from ``usage`` (``parse_sshare``) when given."""
+    each with its raw usage and fair-share factor from ``usage`` (``parse_sshare``)."""
     out = []
     for r in _rows(text, ASSOC_FIELDS, "sacctmgr show assoc"):
         account, user = r["Account"], r["User"]
@@ -79,20 +83,24 @@ def parse_associations(text: str, usage: dict[tuple[str, str], float] | None = N
             max_jobs=_count(r["MaxJobs"], "MaxJobs"), grp_jobs=_count(r["GrpJobs"], "GrpJobs"),
             grp_tres=tres_limits(r["GrpTRES"]),
             qos=tuple(q for q in r["QOS"].split(",") if q), default_qos=r["DefaultQOS"],
-            raw_usage=(usage or {}).get((account, user), 0.0)))
+            raw_usage=(usage or {}).get((account, user), (0.0, -1.0))[0],
+            fairshare=(usage or {}).get((account, user), (0.0, -1.0))[1]))
     return tuple(out)
 
 
-def parse_sshare(text: str) -> dict[tuple[str, str], float]:
+def parse_sshare(text: str) -> dict[tuple[str, str], tuple[float, float]]:
     """``sshare --noheader --parsable2 --all --format=<SSHARE_FIELDS>``: each association's
-    decayed raw usage by (account, user); accounts are indented by depth."""
+    decayed raw usage and (a user's) fair-share factor now (-1: none) by (account, user);
+    accounts are indented by depth."""
     out = {}
-    for r in _rows(text, SSHARE_FIELDS, "sshare"):
-        usage = r["RawUsage"].strip()
+    for r in _rows(text, SSHARE_FIELDS, "sshare", optional=1):
+        usage, factor = r["RawUsage"].strip(), r["FairShare"].strip()
         try:
-            out[(r["Account"].strip(), r["User"].strip())] = float(usage or 0)
+            out[(r["Account"].strip(), r["User"].strip())] = (
+                float(usage or 0), float(factor) if factor else -1.0)
         except ValueError:
-            raise BadInput(f"sshare: RawUsage '{usage}' is not a number") from None
+            raise BadInput(f"sshare: RawUsage '{usage}' or FairShare '{factor}' is not a "
+                           "number") from None
     return out
 
 

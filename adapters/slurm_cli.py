@@ -20,6 +20,7 @@ import pandas as pd
 from advisor.adapters import slurm_accounting, slurm_json, slurm_text
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import (
+    ACCOUNTING_COLUMNS,
     EFFICIENCY,
     HISTORY_COLUMNS,
     Accounting,
@@ -149,9 +150,12 @@ def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.D
     rows = [{"user": r["user"], "submit": r["submit"], "runtime": r["end"] - r["start"],
              "limit": -1 if r["limit"] is None else r["limit"],
              "cpus": r["alloc_cpus"] or r["req_cpus"], "nodes": max(r["nodes"], 1),
-             "partition": r["partition"].split(",")[0], EFFICIENCY: job_efficiency(r)}
+             "partition": r["partition"].split(",")[0], EFFICIENCY: job_efficiency(r),
+             "account": r["account"], "qos": r["qos"], "mem_per_node": r["mem_per_node"],
+             "mem_per_cpu": r["mem_per_cpu"],
+             "gpus": -(-r["req_gres"].get("gpu", 0) // r["req_nodes"])}
             for r in slurm_json.sacct_records(doc) if r["start"] and r["end"] and r["submit"]]
-    return pd.DataFrame(rows, columns=[*HISTORY_COLUMNS, EFFICIENCY])
+    return pd.DataFrame(rows, columns=[*HISTORY_COLUMNS, EFFICIENCY, *ACCOUNTING_COLUMNS])
 
 
 def job_efficiency(record: dict) -> float:

@@ -41,6 +41,9 @@ HISTORY_COLUMNS = ("user", "submit", "runtime", "limit", "cpus", "nodes", "parti
 #: An optional history column: each job's CPU efficiency, CPU time over runtime x CPUs in
 #: [0, 1] (NaN unknown), which classes users for time sharing
 EFFICIENCY = "efficiency"
+#: Optional history columns a live cluster's sacct gives, which sampled jobs carry: account,
+#: QOS, MB per node and per CPU asked (0: none), GPUs per node
+ACCOUNTING_COLUMNS = ("account", "qos", "mem_per_node", "mem_per_cpu", "gpus")
 
 
 def printable(text: str) -> str:
@@ -391,6 +394,7 @@ class Association:
     qos: tuple[str, ...] = ()        # the QOS it may use
     default_qos: str = ""
     raw_usage: float = 0.0
+    fairshare: float = -1.0          # a user's: sshare's FairShare now (-1: not known)
 
 
 @dataclass(frozen=True)

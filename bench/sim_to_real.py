@@ -9,8 +9,8 @@ predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, sl
 
 ``--gpu-every 4`` makes every 4th job ask for a GPU (the cluster's n3 and n4 have two
 each), ``--memory-every 5`` every 5th other job for three quarters of a node's memory,
-``--capped-every 3`` every 3rd job in the QOS capped (2 running jobs and 16 CPUs per user)
-with the jobs dealt to the accounts research and physics.
+``--capped-every 3`` every 3rd job in the QOS capped (2 running jobs and 16 CPUs per user),
+``--accounts research,physics`` the jobs to those accounts in turn (1 and 3 shares).
 """
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def main() -> None:
     ap.add_argument("--gpu-every", type=int, default=0)
     ap.add_argument("--memory-every", type=int, default=0)
     ap.add_argument("--capped-every", type=int, default=0,
-                    help="every K-th job in the QOS capped, the jobs dealt to the accounts "
-                         "research and physics")
+                    help="every K-th job in the QOS capped")
+    ap.add_argument("--accounts", default="",
+                    help="deal the jobs to these accounts in turn (research,physics)")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
     ap.add_argument("--json", help="write the figures and per-job tables here")
     ap.add_argument("--save", help="write the recordings here (per configuration: the "
@@ -69,7 +70,7 @@ def main() -> None:
                 scaled_jobs(workload, args.jobs, args.span, NODES * NODE_CPUS,
                             args.max_runtime, partitions, load=args.load),
                 args.gpu_every, args.memory_every, NODE_MEMORY * 3 // 4, NODE_CPUS,
-                accounts=("research", "physics") if args.capped_every else (),
+                accounts=tuple(a for a in args.accounts.split(",") if a),
                 qos_every=args.capped_every, qos="capped")
             t = time.monotonic()
             snapshot, records = play(jobs, SlurmCommands(), timeout=3600)

@@ -26,6 +26,8 @@ from advisor.engine.core import NO_RESUME
 from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
                                      partition_factor, static_priority)
 from advisor.engine.slurm_core import simulate_slurm
+from advisor.engine.slurm_fairshare import build as fairshare_tree
+from advisor.engine.slurm_fairshare import played as fairshare_played
 from advisor.engine.slurm_limits import limit_rows
 from advisor.engine.slurm_resources import tres_rows
 from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
@@ -33,6 +35,7 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_MAX_JOB_USER, C_BF_MIN_AGE, C_BF_MIN_PRIO,
                                          C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_COUNT_RESV,
+                                         C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
                                          C_STARTS_ONLY, C_T0, C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
@@ -40,7 +43,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          SUBMIT, USER)
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
-from advisor.model import Cluster, Job, SchedulingConfig, Snapshot, Workload, trace_machine
+from advisor.model import (Accounting, Cluster, Job, SchedulingConfig, Snapshot, Workload,
+                           trace_machine)
 
 UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
 # priority/basic: each new job gets the lowest priority so far minus one
@@ -79,6 +83,16 @@ class SlurmInput:
     lim_cap: np.ndarray | None = None
     job_lim: np.ndarray | None = None
     job_use: np.ndarray | None = None
+    # fair share played (``slurm_fairshare.build``): the association tree (parent, first
+    # child, child count, user?), its children, (shares, usage, factor now), each job's
+    # association; None: not played
+    fs_tree: np.ndarray | None = None
+    fs_children: np.ndarray | None = None
+    fs_values: np.ndarray | None = None
+    job_assoc: np.ndarray | None = None
+    # each job's fair-share (0 where played), QOS and association factors in [0, 1], which
+    # a candidate weighs with its own weights (``under_config``); None: all 0
+    factors: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.jobs.shape[1])
@@ -112,10 +126,18 @@ def _simulate(inp: SlurmInput, cfg: np.ndarray):
         lim_cap = np.zeros((0, 1), np.int64)
         job_lim = np.full((1, jobs.shape[1]), -1, np.int64)
         job_use = np.zeros((1, jobs.shape[1]), np.int64)
+    fs_tree, fs_children, fs_values, job_assoc = (inp.fs_tree, inp.fs_children,
+                                                  inp.fs_values, inp.job_assoc)
+    if fs_tree is None or fs_children is None or fs_values is None or job_assoc is None:
+        fs_tree, fs_children = np.zeros((4, 0), np.int64), np.zeros(0, np.int64)
+        fs_values = np.zeros((3, 0), np.float64)
+        job_assoc = np.full(jobs.shape[1], -1, np.int64)
+    elif inp.timing is not None:  # usage in CPU-ticks, as the runs it adds
+        fs_values = fs_values * np.array([[1.0], [inp.timing.tick], [1.0]])
     start, resv = simulate_slurm(jobs, inp.rec_job, inp.rec_part, inp.rec_static,
                                  inp.node_cpus, inp.part_nodes, inp.part_tier, part_max, cfg,
                                  inp.w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
-                                 job_use)
+                                 job_use, fs_tree, fs_children, fs_values, job_assoc)
     if inp.timing is None:
         return start, resv
     return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
@@ -153,6 +175,7 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_FIRST_PASS] = int(first_pass)
     cfg[C_COUNT_RESV] = int(count_reservations)
     cfg[C_WILL_RUN_WINDOW] = WILL_RUN_WINDOW if will_run_batches else 0
+    cfg[C_DECAY_HALF_LIFE] = config.priority_decay_half_life
     return cfg
 
 
@@ -172,6 +195,32 @@ def _machine(cluster: Cluster):
     pmax = np.array([UNLIMITED_SECONDS if p.max_time is None else p.max_time for p in parts],
                     np.int64)
     return node_cpus, part_nodes, tier, pmax, {p.name: k for k, p in enumerate(parts)}
+
+
+def policy_factors(job: Job, config: SchedulingConfig, accounting: Accounting,
+                   fair: bool) -> tuple[np.ndarray, float]:
+    """The job's fair-share, QOS and association factors in [0, 1] (sprio's weighted
+    values over the weights in effect; a job without a sprio row gets its QOS's priority
+    over the highest [src: priority_multifactor.c _get_qos_priority()]), and what its
+    static priority (sprio's constants) must gain to hold them: with fair share played,
+    the sprio fair-share value comes out (the core adds the moving one); a QOS factor
+    found in the accounting goes in."""
+    seen = job.priority_factors
+    weights = (config.priority_weight_fairshare, config.priority_weight_qos,
+               config.priority_weight_assoc)
+    out = np.array([seen.get(k, 0.0) / w if w > 0 else 0.0
+                    for k, w in zip(("fairshare", "qos", "assoc"), weights)])
+    moved = 0.0
+    if fair:
+        out[0] = 0.0
+        moved -= float(seen.get("fairshare", 0.0))
+    if "qos" not in seen and accounting.qos and weights[1] > 0:
+        top = max(q.priority for q in accounting.qos)
+        mine = next((q.priority for q in accounting.qos if q.name == (job.qos or "normal")),
+                    0)
+        out[1] = mine / top if top > 0 else 0.0
+        moved += weights[1] * out[1]
+    return out, moved
 
 
 def job_limit(job: Job, cluster: Cluster) -> int:
@@ -206,6 +255,8 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     table = np.zeros((JOB_ROWS, n), np.int64)
     rec_job, rec_part, rec_static = [], [], []
     basic = config.priority_type != "priority/multifactor"
+    fair = fairshare_played(config, snapshot.accounting)
+    factors = np.zeros((3, n), np.float64)
     lowest = BASIC_FIRST
     pending_ids = {j.job_id for j in snapshot.pending}
     for i, job in enumerate(jobs):
@@ -239,21 +290,29 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
             known = job.priority is not None and job.job_id in pending_ids
             lowest = job.priority if known else lowest - 1
             table[FIXED_PRIO, i] = max(int(lowest) - job.nice, 1)
+        factors[:, i], moved = policy_factors(job, config, snapshot.accounting, fair)
         for p in parts:
             rec_job.append(i)
             rec_part.append(part_index[p])
-            rec_static.append(static_priority(job, p, cluster, config)
+            rec_static.append(static_priority(job, p, cluster, config) + moved
                               if priorities and not basic else 0.0)
     t0 = snapshot.time
     names, node_tres, job_tres = tres_rows(cluster, jobs, config)
     limits = limit_rows(snapshot.accounting, config, jobs) or ((), None, None, None)
+    cfg = config_vector(config, t0, first_pass)
+    tree = (None,) * 4
+    if fair:
+        parent, shares, is_user, usage, now, children, first, counts, assoc = \
+            fairshare_tree(snapshot.accounting, jobs)
+        tree = (np.vstack([parent, first, counts, is_user.astype(np.int64)]), children,
+                np.vstack([shares, usage, now]), assoc)
+        cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
-                      config_vector(config, t0, first_pass),
-                      0.0 if basic else float(config.priority_weight_age),
+                      cfg, 0.0 if basic else float(config.priority_weight_age),
                       float(max(config.priority_max_age, 1)),
                       np.array([j.job_id for j in jobs], np.int64), timing, names,
-                      node_tres, job_tres, *limits)
+                      node_tres, job_tres, *limits, *tree, factors)
 
 
 def workload_input(workload: Workload, config: SchedulingConfig,
@@ -334,8 +393,10 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
                  extra: np.ndarray) -> SlurmInput:
     """The same jobs and machine under another priority/multifactor configuration (a
     candidate's): every record's static priority recomputed, plus ``extra`` per job (the
-    site factor and any other constant term, minus nice), and the scheduler settings of
-    ``config`` with ``inp``'s reading of time and reservations."""
+    site factor and any other constant term, minus nice), plus each job's fair-share, QOS
+    and association factors under the candidate's weights (fair share played: its weight
+    on the factors as they move), and the scheduler settings of ``config`` with ``inp``'s
+    reading of time and reservations."""
     if config.priority_type != "priority/multifactor":
         raise BadInput("under_config needs a priority/multifactor configuration")
     jobs = inp.jobs.copy()
@@ -345,6 +406,12 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
     cfg = config_vector(config, int(inp.cfg[C_T0]), bool(inp.cfg[C_FIRST_PASS]),
                         bool(inp.cfg[C_COUNT_RESV]), bool(inp.cfg[C_WILL_RUN_WINDOW]))
     cfg[C_T0] = inp.cfg[C_T0]
+    if inp.fs_tree is not None:
+        cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
+    if inp.factors is not None:  # the site's fair share, QOS and association, reweighed
+        weights = np.array([config.priority_weight_fairshare, config.priority_weight_qos,
+                            config.priority_weight_assoc], np.float64)
+        extra = extra + weights @ inp.factors
     return replace(inp, jobs=jobs, rec_static=static + extra[inp.rec_job], cfg=cfg,
                    w_age=float(config.priority_weight_age),
                    max_age=float(max(config.priority_max_age, 1)))

@@ -20,7 +20,10 @@ use there, none when another resource falls short, as cons_tres counts what each
 give a job [src: cons_tres job_test.c _can_job_run_on_node()]. Without them (rows: none,
 a trace's case) nothing of this runs. QOS and association limits are counters of running
 work (``slurm_limits``: ``lim_cap``, ``job_lim``, ``job_use``): a job over one is passed
-over by both schedulers, neither starting nor blocking nor reserving.
+over by both schedulers, neither starting nor blocking nor reserving. Fair share, when
+played (``cfg[C_W_FAIRSHARE]`` > 0), moves: usage accrues and decays, and the factors are
+recomputed by Fair Tree at each PriorityCalcPeriod (``slurm_fairshare``; the association
+tree in ``fs_tree``, ``fs_children``, ``fs_values``; each job's in ``job_assoc``).
 
 Node sets (a partition's nodes, the free ones, a reservation's, a job's pick) are bitmaps
 (``node_bits``), so each start and reservation costs a few word operations per 64 nodes.
@@ -51,11 +54,12 @@ from advisor.engine.slurm_layout import (
     C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
     C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
-    C_WILL_RUN_WINDOW,
+    C_WILL_RUN_WINDOW, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
     CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
                                       popcount, set_range, trailing_zeros, word_cpus, words)
+from advisor.engine.slurm_fairshare import add_usage, fair_tree
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
 
@@ -71,7 +75,7 @@ MAX_WINDOW = 1 << 40
 @njit(cache=True)
 def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
                    part_max, cfg, w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
-                   job_use):
+                   job_use, fs_tree, fs_children, fs_values, job_assoc):
     """Returns (start time of each job, its first backfill reservation or -1). With
     cfg[C_STARTS_ONLY] the second is left incomplete: a backfill cycle in which no pending
     record fits in its partition's free CPUs is skipped, as it can start nothing."""
@@ -89,6 +93,25 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     tres_on = needs.any()
     limits_on = lim_cap.shape[0] > 0
     lim_used = np.zeros(lim_cap.shape, np.int64)  # what running jobs use of each counter
+    # fair share: the tree (parent, first child, child count, user?), its children (sorted
+    # by each Fair Tree pass), shares, usage now, each user association's factor
+    na = fs_tree.shape[1]
+    w_fs = float(cfg[C_W_FAIRSHARE]) if na > 0 else 0.0
+    fs_on = w_fs > 0.0
+    fs_parent = fs_tree[0].copy()
+    fs_first = fs_tree[1].copy()
+    fs_counts = fs_tree[2].copy()
+    fs_user = fs_tree[3] != 0
+    fs_kids = fs_children.copy()
+    fs_shares = fs_values[0].copy()
+    fs_usage = fs_values[1].copy()
+    fs_now = fs_values[2].copy()
+    fs_factor = np.zeros(na, np.float64)
+    fs_lf = np.zeros(na, np.float64)
+    fs_last = np.zeros(1, np.int64)  # when usage was last brought up to date
+    half_life = cfg[C_DECAY_HALF_LIFE]
+    # usage decays by this per second [src: priority_multifactor.c _decay_thread()]
+    decay = 1.0 - 0.693 / half_life if half_life > 0 else 1.0
     unit = not tres_on  # one CPU per node: a node is free or not, and its bit says which
     for nd in range(nn):
         unit = unit and node_cpus[nd] == 1
@@ -242,7 +265,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
               ev_t, ev_sum, failed, part_count, part_tested, user_tested, user_cycle,
               got_resv, sc, cache, walk, plan, plan_bits, plan_running, rec_cpus, rec_limit,
               rec_rank, cnt, low, tres_free, fut_tres, alloc_tres, job_av, job_av_bits, needs,
-              lim_used)
+              lim_used, fs_parent, fs_first, fs_counts, fs_user, fs_kids, fs_shares, fs_usage,
+              fs_factor, fs_lf, fs_last, fs_now)
     start = borrowed(start)
     first_resv = borrowed(first_resv)
     exp_end = borrowed(exp_end)
@@ -326,6 +350,39 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     job_lim = borrowed(job_lim)
     job_use = borrowed(job_use)
     lim_used = borrowed(lim_used)
+    fs_parent = borrowed(fs_parent)
+    fs_first = borrowed(fs_first)
+    fs_counts = borrowed(fs_counts)
+    fs_user = borrowed(fs_user)
+    fs_kids = borrowed(fs_kids)
+    fs_shares = borrowed(fs_shares)
+    fs_usage = borrowed(fs_usage)
+    fs_factor = borrowed(fs_factor)
+    fs_lf = borrowed(fs_lf)
+    fs_last = borrowed(fs_last)
+    fs_now = borrowed(fs_now)
+    job_assoc = borrowed(job_assoc)
+
+    def fs_accrue(t):
+        """Usage brought up to t, a PriorityCalcPeriod at most at a time: all of it decays
+        by decay ** dt, and each running job adds dt * decay ** dt times its CPUs to its
+        association and those above it [src: priority_multifactor.c _decay_thread(),
+        _apply_new_usage()]."""
+        step = max(calc, 1)
+        while fs_last[0] < t:
+            b = fs_last[0]
+            e = min(b + step, t)
+            real = decay ** (e - b)
+            for a in range(na):
+                fs_usage[a] *= real
+            for i in range(sc[S_NRL]):
+                j = rl[i]
+                if job_assoc[j] >= 0:
+                    run = e - max(start[j], b)
+                    if run > 0:
+                        add_usage(job_assoc[j], run * decay ** run * jobs[CPUS, j],
+                                  fs_parent, fs_usage)
+            fs_last[0] = e
 
     def within_limits(j, first, last):
         """Whether job j starting keeps every counter covering it within its caps on
@@ -475,7 +532,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         state[j] = QUEUED
         for r in range(jobs[REC0, j], jobs[REC0, j] + jobs[NREC, j]):
             # a job's priority is set at submission [src: priority_p_set()]
-            prio[r] = priority(r, t, jobs, rec_job, rec_static, w_age, max_age)
+            prio[r] = priority(r, t, jobs, rec_job, rec_static, w_age, max_age, w_fs,
+                               fs_factor, job_assoc)
             key[r] = record_key(r, prio, rec_part, part_tier)
             cnt[rec_part[r], rec_rank[r]] += 1
             low[rec_part[r]] = min(low[rec_part[r]], rec_rank[r])
@@ -992,6 +1050,13 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
 
     # ------------------------------------------------------------ a snapshot's state at t0
     nxt = 0
+    if fs_on:
+        fs_last[0] = t0 if t0 != NO_RESUME else (jobs[SUBMIT, 0] if n else 0)
+        fair_tree(fs_parent, fs_shares, fs_user, fs_usage, fs_kids, fs_first, fs_counts,
+                  fs_lf, fs_factor)
+        for a in range(na):  # until the first tick, the factors slurmctld uses now
+            if fs_now[a] >= 0.0:
+                fs_factor[a] = fs_now[a]
     if t0 != NO_RESUME:
         # running jobs in start order; their nodes are chosen by the rule above (a snapshot
         # from a trace has no node list; a live one's is not used yet)
@@ -1024,6 +1089,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             break
         events = t == t_wake
         t_wake = NEVER
+        if fs_on:
+            fs_accrue(t)  # (before the jobs ending now leave the running list)
         while sc[S_HN] > 0 and ht[0] == t:
             j, sc[S_HN] = heap_pop(ht, hj, sc[S_HN])
             finish_job(j)
@@ -1038,9 +1105,13 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             # [src: priority_multifactor.c _decay_thread()]
             t_calc = NEVER
             changed_prio = False
+            if fs_on:
+                fair_tree(fs_parent, fs_shares, fs_user, fs_usage, fs_kids, fs_first,
+                          fs_counts, fs_lf, fs_factor)
             for a in range(sc[S_QH], sc[S_NQ]):
                 r = queue[a]
-                p_new = priority(r, t, jobs, rec_job, rec_static, w_age, max_age)
+                p_new = priority(r, t, jobs, rec_job, rec_static, w_age, max_age, w_fs,
+                                 fs_factor, job_assoc)
                 if p_new != prio[r]:
                     prio[r] = p_new
                     changed_prio = True
@@ -1071,6 +1142,6 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     t_bf = t + bf_interval  # what it started is a change for the next cycle
         elif t == t_bf:
             t_bf = NEVER
-        if sc[S_NQ] > sc[S_QH] and calc > 0 and w_age > 0.0 and t_calc == NEVER:
+        if sc[S_NQ] > sc[S_QH] and calc > 0 and (w_age > 0.0 or fs_on) and t_calc == NEVER:
             t_calc = (t // calc + 1) * calc
     return owners[0], owners[1]

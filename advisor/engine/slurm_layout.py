@@ -21,8 +21,8 @@ JOB_ROWS = 12
  C_BF_PART_RESERVE, C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_USER,
  C_BF_ONE_RESV, C_BF_BUSY_NODES, C_CALC_PERIOD, C_SCHED_INTERVAL, C_OVER_TIME, C_T0,
  C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_WILL_RUN_WINDOW,
- C_STARTS_ONLY) = range(21)
-CONFIG_SIZE = 21
+ C_STARTS_ONLY, C_W_FAIRSHARE, C_DECAY_HALF_LIFE) = range(23)
+CONFIG_SIZE = 23
 #: a job's need of a resource on a node that is all the node has of it (memory, when no
 #: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
 WHOLE_NODE = 1 << 50
@@ -31,11 +31,12 @@ TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
 
 
 @njit(cache=True)
-def priority(r, t, jobs, rec_job, rec_static, w_age, max_age):
+def priority(r, t, jobs, rec_job, rec_static, w_age, max_age, w_fs, fs_factor, job_assoc):
     """The integer priority of record r at time t (§1.1): the weighted factors summed as
     doubles, truncated once, floored at 1 (0 means held) and capped at 2^32-1
     [src: priority_multifactor.c _get_priority_internal()]. An explicitly set priority is
-    kept as it is (direct_set_prio)."""
+    kept as it is (direct_set_prio). ``w_fs`` > 0: fair share is played, the job's
+    association's factor now (``slurm_fairshare``) weighted by it."""
     j = rec_job[r]
     if jobs[FIXED_PRIO, j] >= 0:
         return jobs[FIXED_PRIO, j]
@@ -44,6 +45,8 @@ def priority(r, t, jobs, rec_job, rec_static, w_age, max_age):
         # age counts from the eligible (accrue) time, capped at PriorityMaxAge
         # [slurm.conf(5) PriorityMaxAge; src: set_priority_factors()]
         p += w_age * min(max(t - jobs[ELIGIBLE, j], 0) / max_age, 1.0)
+    if w_fs > 0.0 and job_assoc[j] >= 0:
+        p += w_fs * fs_factor[job_assoc[j]]
     if p < 1.0:
         return 1
     if p > PRIO_MAX:

@@ -27,7 +27,8 @@ import numpy as np
 from advisor.engine.core import NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_END_LATENCY,
-                                         C_OVER_TIME, C_SCHED_INTERVAL, C_T0,
+                                         C_DECAY_HALF_LIFE, C_OVER_TIME, C_SCHED_INTERVAL,
+                                         C_T0,
                                          C_WILL_RUN_WINDOW, ELIGIBLE, FIXED, LIMIT, RUNTIME,
                                          SUBMIT)
 
@@ -49,7 +50,7 @@ LIVE = Timing(tick=10, at=5, end_latency=3, bf_phase=5)
 
 # configuration entries that are durations in seconds
 _DURATIONS = (C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MIN_AGE, C_CALC_PERIOD,
-              C_SCHED_INTERVAL, C_OVER_TIME, C_WILL_RUN_WINDOW)
+              C_SCHED_INTERVAL, C_OVER_TIME, C_WILL_RUN_WINDOW, C_DECAY_HALF_LIFE)
 
 
 def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: float,

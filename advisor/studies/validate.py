@@ -162,4 +162,10 @@ CONFIGURATIONS = {
                                PriorityWeightJobSize="1000", PriorityWeightPartition="1000",
                                SchedulerParameters="bf_interval=1,bf_continue"),
                           ("batch", "batch", "high"), EngineConfig(backfill="easy")),
+    # fair share alone decides the order (the jobs dealt to two accounts of different
+    # shares: ``with_resources(accounts=...)``)
+    "fairshare-easy": (dict(_FCFS, PriorityWeightFairshare="10000",
+                            SchedulerParameters="bf_interval=1,bf_continue,"
+                                                "bf_job_part_count_reserve=1"),
+                       ("batch",), EngineConfig(backfill="easy")),
 }

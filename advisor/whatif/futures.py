@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine.slurm import job_limit
-from advisor.model import (EFFICIENCY, HISTORY_COLUMNS, SECONDS_PER_WEEK, Job, Snapshot,
-                           Workload)
+from advisor.model import (ACCOUNTING_COLUMNS, EFFICIENCY, HISTORY_COLUMNS, SECONDS_PER_WEEK,
+                           Job, Snapshot, Workload)
 
 #: users with fewer finished jobs than this borrow everyone's ratios
 MIN_JOBS = 5
@@ -90,6 +90,8 @@ class ArrivalSampler:
         week = ((recent["submit"] - begin) // SECONDS_PER_WEEK).to_numpy()
         self.offset = (recent["submit"] - begin).to_numpy() - week * SECONDS_PER_WEEK
         self.cols = {c: recent[c].to_numpy() for c in HISTORY_COLUMNS}
+        # (a live cluster's history: each drawn job asks what its original asked)
+        self.asks = {c: recent[c].to_numpy() for c in ACCOUNTING_COLUMNS if c in recent}
         self.cells = {}
         groups = recent.assign(week=week).reset_index(drop=True).groupby(["user", "week"])
         for (user, w), idx in groups.indices.items():
@@ -117,9 +119,21 @@ class ArrivalSampler:
             jobs.append(Job(job_id=ARRIVAL_ID0 + k, user=user, partition=part,
                             partitions=(part,), cpus=int(c["cpus"][i]), state="PENDING",
                             submit_time=submit, eligible_time=submit, time_limit=limit,
-                            nodes=int(c["nodes"][i])))
+                            nodes=int(c["nodes"][i]), **self._asks(i)))
             runtimes[ARRIVAL_ID0 + k] = int(c["runtime"][i])
         return jobs, runtimes
+
+    def _asks(self, i: int) -> dict:
+        """What history job i asked beside CPUs (account, QOS, memory, GPUs), as Job
+        fields; nothing for a history without those columns (a trace's)."""
+        a = self.asks
+        if len(a) < len(ACCOUNTING_COLUMNS):
+            return {}
+        gpus = int(a["gpus"][i])
+        return {"account": str(a["account"][i]), "qos": str(a["qos"][i]),
+                "memory_per_node": int(a["mem_per_node"][i]),
+                "memory_per_cpu": int(a["mem_per_cpu"][i]),
+                "gres_per_node": {"gpu": gpus} if gpus > 0 else {}}
 
 
 @dataclass(frozen=True)

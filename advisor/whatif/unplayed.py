@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from advisor.engine.slurm_fairshare import played as fairshare_played
 from advisor.model import Snapshot
 
 #: pending reasons a QOS or association limit gives (squeue(1) JOB REASON CODES)
@@ -38,7 +39,8 @@ def unplayed(snapshot: Snapshot) -> dict[str, int]:
         "preemption (PreemptType)": int(config.preempt_type not in ("", "preempt/none")),
         "jobs whose fair-share factor is held at its value now": len(pending) if (
             config.priority_type == "priority/multifactor"
-            and config.priority_weight_fairshare > 0) else 0,
+            and config.priority_weight_fairshare > 0
+            and not fairshare_played(config, snapshot.accounting)) else 0,
     }
     return {what: n for what, n in counts.items() if n}
 

@@ -131,7 +131,8 @@ def test_failed_reconfigure_rolls_back(included, tmp_path, capsys):
     _queue(slurm)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    real = {name: _which(name) for name in ("squeue", "sinfo", "sprio", "sacct", "scontrol")}
+    real = {name: _which(name) for name in ("squeue", "sinfo", "sprio", "sacct", "scontrol",
+                                            "sacctmgr", "sshare")}
     for name, path in real.items():
         # the first reconfigure fails, the rollback's succeeds
         guard = (f'if [ "$1" = reconfigure ] && [ ! -e {tmp_path}/failed ]; then touch '

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from advisor.model import Partition, SchedulingConfig
 from advisor.whatif.slurmconf import conf_lines, partition_line
-from tests.integration.slurm_cluster import NODE_CPUS
+from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY
 
 SLICE = 5
 _WRITTEN = conf_lines(replace(SchedulingConfig(), preempt_mode="GANG",
@@ -24,8 +24,10 @@ def test_two_jobs_on_the_same_cpus_take_turns(clean_queue):
     with slurm.restarted(lines=(PARTITION,), **GANG):
         assert "GANG" in slurm.run("scontrol", "show", "config")
         assert "OverSubscribe=FORCE:2" in slurm.run("scontrol", "show", "partition", "ts")
+        # (a suspended job keeps its memory: two must fit in a node's together)
         ids = [slurm.run("sbatch", "--parsable", "-o", "/dev/null", "-p", "ts", "-N",
-                         "1", "-n", str(NODE_CPUS), "--wrap", "sleep 120").strip()
+                         "1", "-n", str(NODE_CPUS), "--mem", str(NODE_MEMORY // 2),
+                         "--wrap", "sleep 120").strip()
                for _ in range(2)]
         seen = {i: set() for i in ids}
         turns = {i: [] for i in ids}        # the job's states, one entry per change

@@ -23,6 +23,7 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_submit import play
 from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
+from advisor.engine.slurm_fairshare import played as fairshare_played
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs, with_resources
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES
 
@@ -81,6 +82,35 @@ def test_slurm_mode_predicts_real_starts_with_gpus_memory_and_limits(clean_queue
         out = evaluate(snapshot, records, textbook)
         print(f"\nsim-to-real fcfs-easy with GPUs, memory and limits, 40 jobs: slurm "
               f"{out['slurm']}, textbook {out['textbook']}")
+        outs.append(out)
+        if out["slurm"]["within"] >= FLOOR:
+            break
+    assert outs[-1]["slurm"]["within"] >= FLOOR, [o["table"] for o in outs]
+
+
+def test_slurm_mode_predicts_real_starts_under_fair_share(clean_queue):
+    """Fair share alone orders the queue (PriorityWeightFairshare=10000, no other weight)
+    and the jobs alternate between research (1 share) and physics (3 shares): as their
+    usage accrues, Fair Tree reorders them every PriorityCalcPeriod (1 minute). The snapshot
+    must carry the associations and their usage, the slurm mode must play fair share (not
+    hold it at a constant), and the floor is the same."""
+    settings, partitions, textbook = CONFIGURATIONS["fairshare-easy"]
+    # (at load 1.0 too few jobs wait for their order to matter: fair share played and held
+    # gave the same 95% on a recorded play)
+    jobs = with_resources(
+        scaled_jobs(read_swf(resolve_trace("KTH-SP2")), count=40, span=120,
+                    cpus=NODES * NODE_CPUS, max_runtime=90, partitions=partitions, load=1.5),
+        0, 0, 0, NODE_CPUS, accounts=("research", "physics"))
+    outs = []
+    for _ in range(PLAYS):
+        with clean_queue.reconfigured(**settings):
+            snapshot, records = play(jobs, SlurmCommands(), timeout=900)
+        assert fairshare_played(snapshot.config, snapshot.accounting)
+        assert {(a.account, a.shares) for a in snapshot.accounting.associations
+                if not a.user} >= {("research", 1), ("physics", 3)}
+        out = evaluate(snapshot, records, textbook)
+        print(f"\nsim-to-real fair share, 40 jobs: slurm {out['slurm']}, "
+              f"textbook {out['textbook']}")
         outs.append(out)
         if out["slurm"]["within"] >= FLOOR:
             break

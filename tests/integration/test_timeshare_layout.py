@@ -22,7 +22,7 @@ from advisor.plugins.spec import parse_policy
 from advisor.whatif.candidates import candidates_for, slurm_candidate
 from advisor.whatif.slurmconf import change_for
 from advisor.whatif.timeshared import gang_partition
-from tests.integration.slurm_cluster import NODE_CPUS
+from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY
 from tests.integration.test_slurm_snapshot import submit
 
 pytestmark = pytest.mark.slurm
@@ -65,7 +65,9 @@ def test_the_time_sliced_partition_on_the_real_slurmctld(clean_queue):
             assert gang is not None and (gang.name, gang.mpl, gang.slice_s) == \
                 ("batch_ts", 2, SLICE)
             assert gang.cpus == NODE_CPUS and candidates_for(live, [])   # it simulates
-            shared = [submit(slurm, ["-n", str(NODE_CPUS)], 120) for _ in range(2)]
+            # (a suspended job keeps its memory: two must fit in a node's together)
+            shared = [submit(slurm, ["-n", str(NODE_CPUS), "--mem", str(NODE_MEMORY // 2)],
+                             120) for _ in range(2)]
             wide = submit(slurm, ["-n", str(2 * NODE_CPUS)], 60)
             other = submit(slurm, ["-n", "1", "-p", "high"], 60)
             time.sleep(2)

@@ -8,10 +8,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from advisor.adapters import slurm_accounting
+import numpy as np
+import pandas as pd
+
+from advisor.adapters import slurm_accounting, slurm_json
 from advisor.adapters.slurm_cli import SlurmCommands, snapshot
 from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.model import Qos
+from advisor.whatif.futures import ArrivalSampler
 from advisor.whatif.unplayed import unplayed
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05-gpu"
@@ -84,3 +88,28 @@ def test_unplayed_names_limits_when_they_are_not_played():
 def test_tres_limits_read_memory_units():
     assert slurm_accounting.tres_limits("cpu=16,mem=8G,gres/gpu=2") == {
         "cpu": 16, "mem": 8192, "gres/gpu": 2}
+
+
+def test_sacct_records_say_what_each_job_asked():
+    doc = slurm_json.load((HERE / "sacct.json").read_text(), "sacct --json")
+    recs = {r["job_id"]: r for r in slurm_json.sacct_records(doc)}
+    assert (recs[2]["mem_per_node"], recs[2]["mem_per_cpu"]) == (6000, 0)
+    assert (recs[3]["mem_per_node"], recs[3]["mem_per_cpu"]) == (0, 1000)
+    assert recs[5]["req_gres"] == {"gpu": 4} and recs[5]["req_nodes"] == 2
+    assert recs[6]["req_gres"] == {"gpu": 1}
+    assert (recs[8]["qos"], recs[8]["account"]) == ("capped", "physics")
+
+
+def test_sampled_jobs_ask_what_their_originals_asked():
+    """A live history's account, QOS, memory and GPUs go with each drawn job."""
+    week = 7 * 86400
+    history = pd.DataFrame([
+        {"user": "root", "submit": week - 1000 * k, "runtime": 60, "limit": 600, "cpus": 2,
+         "nodes": 1, "partition": "batch", "account": acct, "qos": qos,
+         "mem_per_node": mem, "mem_per_cpu": 0, "gpus": gpus}
+        for k, (acct, qos, mem, gpus) in enumerate([("physics", "capped", 6000, 0),
+                                                    ("research", "normal", 0, 1)] * 3)])
+    jobs, _ = ArrivalSampler(history, now=week, weeks=1).draw(week, np.random.default_rng(0))
+    asked = {(j.account, j.qos, j.memory_per_node, j.gres_per_node.get("gpu", 0))
+             for j in jobs}
+    assert asked == {("physics", "capped", 6000, 0), ("research", "normal", 0, 1)}

@@ -1,0 +1,136 @@
+"""Fair share in the slurm mode: Fair Tree's factors against what sshare printed on the real
+test cluster, its rules on hand-made trees, and usage that moves the order of the queue."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from advisor.engine.slurm import run_slurm, slurm_input
+from advisor.engine.slurm_fairshare import build, fair_tree
+from advisor.model import (Accounting, Association, Cluster, Job, Node, Partition,
+                           SchedulingConfig, Snapshot)
+
+
+def factors(assocs, jobs=()):
+    parent, shares, is_user, usage, _, children, first, counts, _ = build(
+        Accounting(associations=tuple(assocs)), jobs)
+    lf, out = np.zeros(len(parent)), np.full(len(parent), np.nan)
+    fair_tree(parent, shares, is_user, usage, children, first, counts, lf, out)
+    return {(a.account, a.user): out[i] for i, a in enumerate(
+        [a for a in assocs if not a.user and not a.parent] +
+        [a for a in assocs if a.user or a.parent]) if a.user}
+
+
+def tree(phys_usage=0.0, chem_usage=0.0, root_usage=None, phys_shares=3):
+    total = phys_usage + chem_usage if root_usage is None else root_usage
+    return [Association("root", raw_usage=total),
+            Association("root", "root", raw_usage=0.0),
+            Association("phys", parent="root", shares=phys_shares, raw_usage=phys_usage),
+            Association("phys", "ann", raw_usage=phys_usage),
+            Association("chem", parent="root", raw_usage=chem_usage),
+            Association("chem", "ann", raw_usage=chem_usage)]
+
+
+def test_under_served_account_ranks_first():
+    """phys has 3 of 5 shares and a third of the usage: LF 1.8 against chem's 0.3. root's
+    own user has no usage (LF infinite) and ranks first: factors 3/3, 2/3, 1/3."""
+    got = factors(tree(phys_usage=100.0, chem_usage=200.0))
+    assert got == pytest.approx({("root", "root"): 1.0, ("phys", "ann"): 2 / 3,
+                                 ("chem", "ann"): 1 / 3})
+
+
+def test_over_served_account_ranks_last():
+    got = factors(tree(phys_usage=900.0, chem_usage=100.0))
+    assert got[("chem", "ann")] > got[("phys", "ann")]
+
+
+def test_users_with_no_usage_tie():
+    """Without usage every LF is infinite: all users tie at the top rank (factor 1)."""
+    assert set(factors(tree()).values()) == {1.0}
+
+
+def test_matches_sshare_on_the_recorded_cluster():
+    """sshare on the test cluster, no usage yet: every user association has FairShare 1.0
+    (tests/fixtures/slurm-22.05-lab/sshare_al.txt: root/root 0.333 with usage 8270, the
+    research users 1.0 with none): the ranking of the first and the ties of the others."""
+    assocs = [Association("root", raw_usage=8270.0),
+              Association("root", "root", raw_usage=8270.0),
+              Association("research", parent="root", raw_usage=0.0),
+              Association("research", "nobody"), Association("research", "root")]
+    got = factors(assocs)
+    assert got == pytest.approx({("root", "root"): 1 / 3, ("research", "nobody"): 1.0,
+                                 ("research", "root"): 1.0})
+
+
+FAIR = replace(SchedulingConfig(), priority_type="priority/multifactor",
+               priority_weight_fairshare=10000, priority_calc_period=1)
+PEOPLE = (Association("root"), Association("phys", parent="root"),
+          Association("chem", parent="root"), Association("phys", "ann"),
+          Association("chem", "cat"))
+
+
+def play(jobs, runtimes, config=FAIR, people=PEOPLE):
+    names = ("n1",)
+    snap = Snapshot(time=-1, machine=Cluster("lab", (Node("n1", 2),),
+                                             (Partition("batch", names, default=True),)),
+                    running=(), pending=(), config=config,
+                    accounting=Accounting(associations=people))
+    inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], runtimes)), jobs, timing=None)
+    start, _ = run_slurm(inp)
+    order = {int(k): i for i, k in enumerate(inp.job_ids)}
+    return [int(start[order[j.job_id]]) for j in jobs], inp
+
+
+def job(i, submit, user, account) -> Job:
+    return Job(job_id=i, user=user, partition="batch", cpus=2, state="PENDING",
+               submit_time=submit, time_limit=1000, partitions=("batch",), account=account)
+
+
+JOBS = [job(1, 0, "ann", "phys"), job(2, 1, "ann", "phys"), job(3, 2, "cat", "chem")]
+
+
+def test_usage_that_accrues_puts_the_other_account_first():
+    """ann's first job runs 100 s: phys accrues usage, chem none, so when it ends cat's
+    job (submitted after ann's second) starts first."""
+    got, inp = play(JOBS, [100, 10, 10])
+    assert inp.fs_tree is not None
+    assert got == [0, 110, 100]
+
+
+def test_without_the_fair_share_weight_submit_order_decides():
+    got, inp = play(JOBS, [100, 10, 10], config=replace(FAIR, priority_weight_fairshare=0))
+    assert inp.fs_tree is None and got == [0, 100, 110]
+
+
+def test_usage_in_the_snapshot_counts():
+    """chem used a million CPU-seconds before the snapshot: even after ann's 100 s run,
+    phys is the less served, and ann's second job goes first."""
+    people = tuple(replace(a, raw_usage=1e6) if a.account in ("root", "chem") else a
+                   for a in PEOPLE)
+    got, _ = play(JOBS, [100, 10, 10], people=people)
+    assert got == [0, 100, 110]
+
+
+def test_usage_decays_with_the_half_life():
+    """The same million, with a half-life of 2 s, is gone within the first job's run."""
+    people = tuple(replace(a, raw_usage=1e6) if a.account in ("root", "chem") else a
+                   for a in PEOPLE)
+    got, _ = play(JOBS, [100, 10, 10], config=replace(FAIR, priority_decay_half_life=2),
+                  people=people)
+    assert got == [0, 110, 100]
+
+
+def test_until_the_first_tick_the_factors_are_sshares():
+    """PriorityCalcPeriod 60 s and no usage yet: Fair Tree would tie ann and cat, but
+    sshare said ann's factor is 0 (on the real test cluster an account added after
+    slurmctld's start has no normalised shares until its next pass): when ann's first job
+    ends at 30, cat's job goes first; without sshare's factors submit order decides."""
+    config = replace(FAIR, priority_calc_period=60)
+    known = tuple(replace(a, fairshare=0.0 if a.user == "ann" else 1.0) if a.user else a
+                  for a in PEOPLE)
+    got, _ = play(JOBS, [30, 10, 10], config=config, people=known)
+    assert got == [0, 40, 30]
+    got, _ = play(JOBS, [30, 10, 10], config=config)
+    assert got == [0, 30, 40]
