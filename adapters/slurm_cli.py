@@ -98,7 +98,20 @@ def accounting(commands: SlurmCommands, config, cluster_name: str) -> Accounting
     (none otherwise: without slurmdbd no limit is enforced and no usage kept)."""
     if config.accounting_storage_type != "accounting_storage/slurmdbd":
         return Accounting()
-    return slurm_accounting.read_accounting(commands.run, cluster_name)
+    found = slurm_accounting.read_accounting(commands.run, cluster_name)
+    return replace(found, decay_ran=decay_last_ran(config.state_save_location))
+
+
+def decay_last_ran(state_dir: str) -> int | None:
+    """When slurmctld's decay thread last ran, from its state file (two big-endian 64-bit
+    times, the last run first [src: priority_multifactor.c _write_last_decay_ran()]);
+    None where it cannot be read (the advisor off slurmctld's host, or not root)."""
+    try:
+        with open(os.path.join(state_dir, "priority_last_decay_ran"), "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return None
+    return int.from_bytes(head, "big") if len(head) == 8 and state_dir else None
 
 
 def sprio_factors(commands: SlurmCommands) -> dict[tuple[int, str], dict[str, float]]:

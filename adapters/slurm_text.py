@@ -222,6 +222,7 @@ def parse_config(text: str) -> SchedulingConfig:
         job_submit_plugins=_list(kv.get("JobSubmitPlugins", "")),
         over_time_limit=(seconds("OverTimeLimit", 0) // 60),
         accounting_storage_type=kv.get("AccountingStorageType", ""),
+        state_save_location=kv.get("StateSaveLocation", ""),
         accounting_enforce=_list(kv.get("AccountingStorageEnforce", "")),
         def_mem_per_cpu=megabytes(kv.get("DefMemPerCPU")),
         def_mem_per_node=megabytes(kv.get("DefMemPerNode")),

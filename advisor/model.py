@@ -347,6 +347,7 @@ class SchedulingConfig:
     job_submit_plugins: tuple[str, ...] = ()
     over_time_limit: int = 0               # minutes
     accounting_storage_type: str = ""      # accounting_storage/slurmdbd: limits, fair share
+    state_save_location: str = ""          # slurmctld's StateSaveLocation
     accounting_enforce: tuple[str, ...] = ()  # AccountingStorageEnforce (limits, qos, ...)
     def_mem_per_cpu: int = 0               # MB; 0: not set
     def_mem_per_node: int = 0              # MB; 0: not set (UNLIMITED: the whole node)
@@ -403,6 +404,9 @@ class Accounting:
 
     qos: tuple[Qos, ...] = ()
     associations: tuple[Association, ...] = ()
+    #: when slurmctld's decay thread last ran (epoch; its state file, where readable):
+    #: the phase of its PriorityCalcPeriod passes
+    decay_ran: int | None = None
 
     def __bool__(self) -> bool:
         return bool(self.qos or self.associations)

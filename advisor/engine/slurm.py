@@ -35,7 +35,7 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_MAX_JOB_USER, C_BF_MIN_AGE, C_BF_MIN_PRIO,
                                          C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_COUNT_RESV,
-                                         C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
+                                         C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
                                          C_STARTS_ONLY, C_T0, C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
@@ -307,6 +307,7 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
         tree = (np.vstack([parent, first, counts, is_user.astype(np.int64)]), children,
                 np.vstack([shares, usage, now]), assoc)
         cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
+        cfg[C_CALC_PHASE] = snapshot.accounting.decay_ran or 0
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
                       cfg, 0.0 if basic else float(config.priority_weight_age),
@@ -408,6 +409,7 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
     cfg[C_T0] = inp.cfg[C_T0]
     if inp.fs_tree is not None:
         cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
+        cfg[C_CALC_PHASE] = inp.cfg[C_CALC_PHASE]
     if inp.factors is not None:  # the site's fair share, QOS and association, reweighed
         weights = np.array([config.priority_weight_fairshare, config.priority_weight_qos,
                             config.priority_weight_assoc], np.float64)

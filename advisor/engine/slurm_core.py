@@ -54,7 +54,7 @@ from advisor.engine.slurm_layout import (
     C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
     C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
-    C_WILL_RUN_WINDOW, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
+    C_WILL_RUN_WINDOW, C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
     CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
@@ -214,6 +214,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     bf_interval = cfg[C_BF_INTERVAL]
     res = max(cfg[C_BF_RESOLUTION], 1)
     calc = cfg[C_CALC_PERIOD]
+    phase = max(cfg[C_CALC_PHASE], 0)  # an instant PriorityCalcPeriod ticks fall on
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
     busy_first = cfg[C_BF_BUSY_NODES] != 0
     max_part = cfg[C_BF_MAX_JOB_PART]
@@ -1143,5 +1144,6 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         elif t == t_bf:
             t_bf = NEVER
         if sc[S_NQ] > sc[S_QH] and calc > 0 and (w_age > 0.0 or fs_on) and t_calc == NEVER:
-            t_calc = (t // calc + 1) * calc
+            # at the phase of slurmctld's decay thread when known, else at multiples
+            t_calc = phase + ((t - phase) // calc + 1) * calc
     return owners[0], owners[1]

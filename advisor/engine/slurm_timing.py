@@ -27,7 +27,8 @@ import numpy as np
 from advisor.engine.core import NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_END_LATENCY,
-                                         C_DECAY_HALF_LIFE, C_OVER_TIME, C_SCHED_INTERVAL,
+                                         C_CALC_PHASE, C_DECAY_HALF_LIFE, C_OVER_TIME,
+                                         C_SCHED_INTERVAL,
                                          C_T0,
                                          C_WILL_RUN_WINDOW, ELIGIBLE, FIXED, LIMIT, RUNTIME,
                                          SUBMIT)
@@ -70,6 +71,8 @@ def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: f
     cfg[list(_DURATIONS)] *= k
     if cfg[C_T0] != NO_RESUME:
         cfg[C_T0] = cfg[C_T0] * k + shift
+    if cfg[C_CALC_PHASE] > 0:  # (an instant)
+        cfg[C_CALC_PHASE] = cfg[C_CALC_PHASE] * k + shift
     cfg[C_END_LATENCY] = timing.end_latency
     return jobs, part_max * k, cfg, max_age * k
 

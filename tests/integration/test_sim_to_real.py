@@ -33,23 +33,37 @@ FLOOR = 0.90
 PLAYS = 2
 
 
-def test_slurm_mode_predicts_real_starts(clean_queue):
-    settings, partitions, textbook = CONFIGURATIONS["fcfs-easy"]
-    jobs = scaled_jobs(read_swf(resolve_trace("KTH-SP2")), count=40, span=120,
-                       cpus=NODES * NODE_CPUS, max_runtime=90, partitions=partitions, load=1.0)
+def meets_the_floor(clean_queue, name: str, jobs, label: str, check=None) -> None:
+    """Play ``jobs`` on the cluster under ``CONFIGURATIONS[name]``, up to PLAYS times until
+    the slurm mode meets the floor; ``check(snapshot, records)`` asserts on each play."""
+    settings, _, textbook = CONFIGURATIONS[name]
     outs = []
     for _ in range(PLAYS):
         with clean_queue.reconfigured(**settings):
             snapshot, records = play(jobs, SlurmCommands(), timeout=900)
+        assert len(records) == len(jobs)
+        if check is not None:
+            check(snapshot, records)
         out = evaluate(snapshot, records, textbook)
-        print(f"\nsim-to-real fcfs-easy, 40 jobs: slurm {out['slurm']}, "
+        print(f"\nsim-to-real {label}, {len(jobs)} jobs: slurm {out['slurm']}, "
               f"textbook {out['textbook']}")
-        assert len(records) == 40
-        assert snapshot.config.backfill.bf_job_part_count_reserve == 1
         outs.append(out)
         if out["slurm"]["within"] >= FLOOR:
             break
     assert outs[-1]["slurm"]["within"] >= FLOOR, [o["table"] for o in outs]
+
+
+def window(partitions, load: float):
+    return scaled_jobs(read_swf(resolve_trace("KTH-SP2")), count=40, span=120,
+                       cpus=NODES * NODE_CPUS, max_runtime=90, partitions=partitions, load=load)
+
+
+def test_slurm_mode_predicts_real_starts(clean_queue):
+    def check(snapshot, records):
+        assert snapshot.config.backfill.bf_job_part_count_reserve == 1
+
+    meets_the_floor(clean_queue, "fcfs-easy", window(CONFIGURATIONS["fcfs-easy"][1], 1.0),
+                    "fcfs-easy", check)
 
 
 def test_slurm_mode_predicts_real_starts_with_gpus_memory_and_limits(clean_queue):
@@ -60,16 +74,11 @@ def test_slurm_mode_predicts_real_starts_with_gpus_memory_and_limits(clean_queue
     every 3rd is in the QOS capped (2 running jobs and 16 CPUs per user, 3 GPUs in all).
     The snapshot must carry the nodes' memory and GPUs and the QOS, and the floor is the
     same."""
-    settings, partitions, textbook = CONFIGURATIONS["fcfs-easy"]
-    jobs = with_resources(
-        scaled_jobs(read_swf(resolve_trace("KTH-SP2")), count=40, span=120,
-                    cpus=NODES * NODE_CPUS, max_runtime=90, partitions=partitions, load=1.0),
-        gpu_every=4, memory_every=5, memory=NODE_MEMORY * 3 // 4, max_cpus=NODE_CPUS,
-        accounts=("research", "physics"), qos_every=3, qos="capped")
-    outs = []
-    for _ in range(PLAYS):
-        with clean_queue.reconfigured(**settings):
-            snapshot, records = play(jobs, SlurmCommands(), timeout=900)
+    jobs = with_resources(window(CONFIGURATIONS["fcfs-easy"][1], 1.0), gpu_every=4,
+                          memory_every=5, memory=NODE_MEMORY * 3 // 4, max_cpus=NODE_CPUS,
+                          accounts=("research", "physics"), qos_every=3, qos="capped")
+
+    def check(snapshot, records):
         assert {n.name: n.gres.get("gpu", 0) for n in snapshot.machine.nodes} == \
             {"n1": 0, "n2": 0, "n3": 2, "n4": 2}
         assert {n.memory for n in snapshot.machine.nodes} == {NODE_MEMORY}
@@ -79,13 +88,9 @@ def test_slurm_mode_predicts_real_starts_with_gpus_memory_and_limits(clean_queue
         assert {r["account"] for r in records} == {"research", "physics"}
         assert any(q.name == "capped" and q.max_jobs_per_user == 2
                    for q in snapshot.accounting.qos)
-        out = evaluate(snapshot, records, textbook)
-        print(f"\nsim-to-real fcfs-easy with GPUs, memory and limits, 40 jobs: slurm "
-              f"{out['slurm']}, textbook {out['textbook']}")
-        outs.append(out)
-        if out["slurm"]["within"] >= FLOOR:
-            break
-    assert outs[-1]["slurm"]["within"] >= FLOOR, [o["table"] for o in outs]
+
+    meets_the_floor(clean_queue, "fcfs-easy", jobs, "fcfs-easy with GPUs, memory and limits",
+                    check)
 
 
 def test_slurm_mode_predicts_real_starts_under_fair_share(clean_queue):
@@ -94,24 +99,14 @@ def test_slurm_mode_predicts_real_starts_under_fair_share(clean_queue):
     usage accrues, Fair Tree reorders them every PriorityCalcPeriod (1 minute). The snapshot
     must carry the associations and their usage, the slurm mode must play fair share (not
     hold it at a constant), and the floor is the same."""
-    settings, partitions, textbook = CONFIGURATIONS["fairshare-easy"]
     # (at load 1.0 too few jobs wait for their order to matter: fair share played and held
     # gave the same 95% on a recorded play)
-    jobs = with_resources(
-        scaled_jobs(read_swf(resolve_trace("KTH-SP2")), count=40, span=120,
-                    cpus=NODES * NODE_CPUS, max_runtime=90, partitions=partitions, load=1.5),
-        0, 0, 0, NODE_CPUS, accounts=("research", "physics"))
-    outs = []
-    for _ in range(PLAYS):
-        with clean_queue.reconfigured(**settings):
-            snapshot, records = play(jobs, SlurmCommands(), timeout=900)
+    jobs = with_resources(window(CONFIGURATIONS["fairshare-easy"][1], 1.5), 0, 0, 0,
+                          NODE_CPUS, accounts=("research", "physics"))
+
+    def check(snapshot, records):
         assert fairshare_played(snapshot.config, snapshot.accounting)
         assert {(a.account, a.shares) for a in snapshot.accounting.associations
                 if not a.user} >= {("research", 1), ("physics", 3)}
-        out = evaluate(snapshot, records, textbook)
-        print(f"\nsim-to-real fair share, 40 jobs: slurm {out['slurm']}, "
-              f"textbook {out['textbook']}")
-        outs.append(out)
-        if out["slurm"]["within"] >= FLOOR:
-            break
-    assert outs[-1]["slurm"]["within"] >= FLOOR, [o["table"] for o in outs]
+
+    meets_the_floor(clean_queue, "fairshare-easy", jobs, "fair share", check)

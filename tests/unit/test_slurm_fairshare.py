@@ -71,12 +71,12 @@ PEOPLE = (Association("root"), Association("phys", parent="root"),
           Association("chem", "cat"))
 
 
-def play(jobs, runtimes, config=FAIR, people=PEOPLE):
+def play(jobs, runtimes, config=FAIR, people=PEOPLE, decay_ran=None):
     names = ("n1",)
     snap = Snapshot(time=-1, machine=Cluster("lab", (Node("n1", 2),),
                                              (Partition("batch", names, default=True),)),
                     running=(), pending=(), config=config,
-                    accounting=Accounting(associations=people))
+                    accounting=Accounting(associations=people, decay_ran=decay_ran))
     inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], runtimes)), jobs, timing=None)
     start, _ = run_slurm(inp)
     order = {int(k): i for i, k in enumerate(inp.job_ids)}
@@ -134,3 +134,17 @@ def test_until_the_first_tick_the_factors_are_sshares():
     assert got == [0, 40, 30]
     got, _ = play(JOBS, [30, 10, 10], config=config)
     assert got == [0, 30, 40]
+
+
+def test_the_ticks_fall_at_the_decay_threads_phase():
+    """sshare says ann's factor is 1 and cat's 0, the usage says the opposite once ann's
+    first job has run: the factors change at the first PriorityCalcPeriod tick (60 s).
+    With the decay thread last run at 30 (its state file) the tick is at 30, when ann's
+    first job ends, and cat's job goes first; at multiples of 60, ann's."""
+    config = replace(FAIR, priority_calc_period=60)
+    known = tuple(replace(a, fairshare=1.0 if a.user == "ann" else 0.0) if a.user else a
+                  for a in PEOPLE)
+    got, _ = play(JOBS, [30, 10, 10], config=config, people=known)
+    assert got == [0, 30, 40]
+    got, _ = play(JOBS, [30, 10, 10], config=config, people=known, decay_ran=30)
+    assert got == [0, 40, 30]
