@@ -17,8 +17,9 @@ the number of user associations down, tied siblings sharing a rank) gets the fac
 called by ``slurm_core`` at each of its PriorityCalcPeriod ticks. Until the first, the
 factors are sshare's: what slurmctld uses now (an account added since its last pass has
 no normalised shares yet, and its users a factor of 0, which Fair Tree over the shares
-would not give). The ticks fall at multiples of PriorityCalcPeriod: the phase of Slurm's
-own thread (from slurmctld's start) is in no command's output.
+would not give). The ticks fall where Slurm's own thread runs, a PriorityCalcPeriod after
+its last run, when its state file could be read (``Accounting.decay_ran``); else at
+multiples of the period, as no command prints that phase.
 """
 from __future__ import annotations
 
