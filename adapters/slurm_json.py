@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from advisor.adapters.slurm_text import (expand_hostlist, gres_counts, tres_gres,
+from advisor.adapters.slurm_text import (expand_hostlist, gres_counts, tres_gres, tres_items,
                                          tres_memory)
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Job, Node, Partition
@@ -101,22 +101,13 @@ def _epoch(value) -> int | None:
     return int(t) if t else None
 
 
-def _tres(text: str | None) -> dict[str, str]:
-    out = {}
-    for item in (text or "").split(","):
-        key, sep, value = item.partition("=")
-        if sep:
-            out[key] = value
-    return out
-
-
 def job_cpus(raw: dict) -> int:
     """CPUs a job holds or asks for. 22.05 gives ``cpus: null`` when the job set no task
     count; then the requested TRES (``cpu=N``), then tasks x cpus-per-task, then nodes."""
     cpus = number(raw.get("cpus"))
     if cpus:
         return int(cpus)
-    tres = _tres(raw.get("tres_alloc_str") or raw.get("tres_req_str"))
+    tres = tres_items(raw.get("tres_alloc_str") or raw.get("tres_req_str"))
     if tres.get("cpu", "").isdigit():
         return int(tres["cpu"])
     tasks = number(raw.get("tasks")) or 0

@@ -155,24 +155,26 @@ def gres_counts(text: str | None) -> dict[str, int]:
     return out
 
 
-def tres_gres(text: str | None) -> dict[str, int]:
-    """GRES counts by name from a TRES string (``cpu=2,mem=1000M,gres/gpu=4``); typed
-    entries (``gres/gpu:a100=2``) are already in their name's count."""
-    out: dict[str, int] = {}
+def tres_items(text: str | None) -> dict[str, str]:
+    """A TRES string (``cpu=2,mem=1000M,gres/gpu=4``) as {name: value}."""
+    out = {}
     for item in (text or "").split(","):
         key, sep, value = item.partition("=")
-        if sep and key.startswith("gres/") and ":" not in key and value.isdigit():
-            out[key[5:]] = int(value)
+        if sep:
+            out[key] = value
     return out
+
+
+def tres_gres(text: str | None) -> dict[str, int]:
+    """GRES counts by name from a TRES string; typed entries (``gres/gpu:a100=2``) are
+    already in their name's count."""
+    return {key[5:]: int(value) for key, value in tres_items(text).items()
+            if key.startswith("gres/") and ":" not in key and value.isdigit()}
 
 
 def tres_memory(text: str | None) -> int:
     """The ``mem=`` of a TRES string, in MB (0 when absent)."""
-    for item in (text or "").split(","):
-        key, sep, value = item.partition("=")
-        if sep and key == "mem":
-            return megabytes(value)
-    return 0
+    return megabytes(tres_items(text).get("mem"))
 
 
 def parse_config(text: str) -> SchedulingConfig:
