@@ -168,3 +168,28 @@ def resolve_trace(name: str | None) -> Path:
         return matches[0]
     names = ", ".join(re.sub(r"-\d{4}-.*", "", p.name) for p in bundled)
     raise SourceUnavailable(f"no trace file '{name}' (bundled traces: {names})")
+
+
+def read_shares(path: str | os.PathLike) -> dict[str, int]:
+    """A shares file: one ``ACCOUNT SHARES`` pair per line, the account a trace's group
+    number (12) or the advisor's name for it (g12), ``#`` comments. BadInput (file and
+    line) for anything else."""
+    text = read_bytes(str(path)).decode("utf-8", errors="replace")
+    shares: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        name = words[0].lower()
+        name = f"g{name}" if name.isdigit() else name
+        if len(words) != 2 or not re.fullmatch(r"g\d+|nogroup", name) \
+                or not words[1].isdigit() or int(words[1]) < 1:
+            raise BadInput(f"{path}:{lineno}: '{printable(line.strip())}' is not 'GROUP "
+                           "SHARES' (a group number or g12, then a whole number of shares "
+                           "of 1 or more)")
+        if name in shares:
+            raise BadInput(f"{path}:{lineno}: {name} is given twice; give each group once")
+        shares[name] = int(words[1])
+    if not shares:
+        raise BadInput(f"{path} gives no shares: write one 'GROUP SHARES' line per group")
+    return shares

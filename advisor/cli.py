@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
-                                _estimates, _progress, _trace_input)
+                                _estimates, _progress, _shares, _trace_input,
+                                _with_accounts)
 from advisor.cli_studies import (cmd_classes, cmd_coscheduling, cmd_plans, cmd_queues,
                                  cmd_timeshare, cmd_tune)
 from advisor.errors import AdvisorError, BadInput
@@ -86,6 +87,9 @@ def cmd_replay(args, out: Console) -> int:
     from advisor.views.report import replay_dict, replay_table
     if args.online:
         return _online(args, out)
+    if args.fair_share:
+        raise BadInput("--fair-share is played by the slurm mode of --online: add --online "
+                       "EVERY")
     if args.against_static or args.plot:
         raise BadInput("--against-static and --plot belong to --online EVERY")
     policies = [parse_policy(s) for s in (args.policy or DEFAULT_REPLAY)]
@@ -122,26 +126,29 @@ def _check_suffix(path: str | None, option: str, suffixes: tuple[str, ...]) -> N
 
 
 def _online(args, out: Console) -> int:
-    from advisor.plugins.spec import BASELINE, parse_policy
+    from advisor.plugins.spec import parse_policy
+    from advisor.whatif.trace_accounts import baseline_spec
     from advisor.views.report import online_table
     from advisor.whatif.online import online_replay
     if args.policy and len(args.policy) > 1:
         raise BadInput("--online compares with one baseline: give --policy once")
-    baseline = parse_policy(args.policy[0] if args.policy else BASELINE)
+    named = parse_policy(args.policy[0]) if args.policy else None
     every = args.online
-    # the risk limits against the baseline unless --reference names another policy
-    settings = _settings(args, **({} if args.reference else {"reference": baseline}))
     if args.plot:
         if not args.against_static:
             raise BadInput("--plot draws the --against-static benchmark: add --against-static")
         _check_output(args.plot, extra=("matplotlib", "plot"))
     estimates = replace(_estimates(args.estimates), seed=args.seed)
+    workload, prior, *first = _trace_input(args, history=True, warm=args.against_static)
+    # the default baseline: EASY-FCFS-FCFS, or with --fair-share the site's own priority
+    baseline = named or parse_policy(baseline_spec(workload))
+    # the risk limits against the baseline unless --reference names another policy
+    settings = _settings(args, **({} if args.reference else {"reference": baseline}))
     if args.against_static:
-        workload, prior, first = _trace_input(args, history=True, warm=True)
+        first = first[0]
         _compile_notice()
         return _against_static(args, out, workload, every, settings, baseline, estimates,
                                prior, first)
-    workload, prior = _trace_input(args, history=True)
     _compile_notice()
     executor = _executor(args)
     try:
@@ -187,16 +194,24 @@ def _snapshot(args):
     """The snapshot ``--from`` names, and its source: a live cluster read, or a trace
     replayed to the moment under ``--policy`` (parsed first, before any reading)."""
     from advisor.adapters.sources import LiveCluster, SourceOptions, open_source
-    from advisor.plugins.spec import BASELINE, parse_policy
+    from advisor.plugins.spec import parse_policy
     from advisor.units import parse_moment
     from advisor.whatif.snapshot import trace_snapshot
-    policy = parse_policy(args.policy or BASELINE)
+    from advisor.whatif.trace_accounts import baseline_spec
+    policy = parse_policy(args.policy) if args.policy else None
+    shares = _shares(args)
+    if args.fair_share and not args.source.startswith("swf:"):
+        raise BadInput("--fair-share makes a trace's groups accounts; a live cluster has "
+                       "its own (sshare): use it with --from swf:TRACE@TIME")
     source = open_source(args.source, SourceOptions(commands=_commands(args)))
     if isinstance(source, LiveCluster):
         return source.snapshot, source
-    moment = parse_moment(source.moment, source.workload.header)
+    workload = _with_accounts(args, source.workload, shares)
+    source = replace(source, workload=workload)
+    moment = parse_moment(source.moment, workload.header)
     _compile_notice()
-    return trace_snapshot(source.workload, policy, moment), source
+    return trace_snapshot(workload, policy or parse_policy(baseline_spec(workload)),
+                          moment), source
 
 
 def _history(snap, source, weeks: int):

@@ -76,6 +76,16 @@ def _slurm_options(p: argparse.ArgumentParser) -> None:
                    help="seconds each Slurm command may take (default 30)")
 
 
+def _fair_share_options(p: argparse.ArgumentParser, where: str) -> None:
+    """A trace's groups as accounts, so that fair share is played (whatif.trace_accounts)."""
+    p.add_argument("--fair-share", action="store_true", help=f"{where}: play fair share "
+                   "between the trace's groups, each an account of its users with equal "
+                   "shares, on a site weighing fair share (PriorityWeightFairshare=10000) "
+                   "over age (1000); the baseline is then that site's own priority")
+    p.add_argument("--shares", metavar="FILE", help="with --fair-share: the accounts' "
+                   "shares, one 'GROUP SHARES' line each (a group not named has 1)")
+
+
 def _source_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", default="slurm", metavar="SOURCE",
                    help="slurm (pyslurm when installed, else the commands), slurm:cli, "
@@ -83,7 +93,9 @@ def _source_options(p: argparse.ArgumentParser) -> None:
                         "trace's start (10d, 36h) or a date in its time zone "
                         "(1996-10-01T12:00)")
     p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
-                   "replayed under, in effect at the moment (default EASY-FCFS-FCFS)")
+                   "replayed under, in effect at the moment (default EASY-FCFS-FCFS; with "
+                   "--fair-share, the site's own priority)")
+    _fair_share_options(p, "swf sources")
     _slurm_options(p)
 
 
@@ -187,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--online", metavar="EVERY", type=duration(60),
                    help="run the advisor every EVERY (1d, 1w; at least 60 s) on what the "
                    "simulated system knows then, follow its recommendations, and compare "
-                   "with --policy kept throughout (default EASY-FCFS-FCFS), in the "
+                   "with --policy kept throughout (default EASY-FCFS-FCFS; with --fair-share, "
+                   "the site's own priority), in the "
                    "engine's slurm mode (Lawson and Smirni's online replay)")
     p.add_argument("--against-static", action="store_true", help="--online: also play every "
                    "candidate kept fixed over the same decision points, the site's pick (the "
@@ -196,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "them (docs/advice.md)")
     p.add_argument("--plot", metavar="PNG", help="--against-static: write the average wait "
                    "per week of the baseline, the best static runs, the picks and the advice")
+    _fair_share_options(p, "--online")
     _recommend_options(p)
 
     p = command("tune", "choose an ordering on resampled weeks of one half of a trace and "

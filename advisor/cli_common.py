@@ -31,7 +31,28 @@ def _load(args):
                                drop_overruns=args.drop_overruns)
     if args.procs is not None and args.procs <= 0:
         raise BadInput("--procs must be a positive number of processors")
-    return read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
+    shares = _shares(args)
+    workload = read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
+    return _with_accounts(args, workload, shares)
+
+
+def _shares(args) -> dict[str, int] | None:
+    """--shares read (before the trace: a bad file fails first); None without it. BadInput
+    when it comes without --fair-share."""
+    if not getattr(args, "shares", None):
+        return None
+    if not args.fair_share:
+        raise BadInput("--shares gives the accounts' shares for --fair-share: add --fair-share")
+    from advisor.adapters.swf import read_shares
+    return read_shares(args.shares)
+
+
+def _with_accounts(args, workload, shares: dict[str, int] | None):
+    """The trace with its groups as accounts when --fair-share asks."""
+    if not getattr(args, "fair_share", False):
+        return workload
+    from advisor.whatif.trace_accounts import with_accounts
+    return with_accounts(workload, shares)
 
 
 def _window(args, workload) -> tuple[int | None, int | None]:

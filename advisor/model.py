@@ -96,6 +96,9 @@ class Workload:
     header: TraceHeader = TraceHeader()
     source: str = ""
     cleaning: CleaningReport | None = None
+    #: its groups as accounts and users in them (``whatif.trace_accounts``): fair share is
+    #: in effect in its slurm-mode plays; None: no accounts
+    accounts: Accounting | None = None
 
     def __len__(self) -> int:
         return len(self.jobs)

@@ -57,6 +57,7 @@ from advisor.whatif.candidates import history_limits  # noqa: E402
 from advisor.whatif.hindsight import (ONLINE, ROLLING, SITE, advice_bench,  # noqa: E402
                                       fixed_runs, static_policies, warm_window)
 from advisor.whatif.runner import make_executor  # noqa: E402
+from advisor.whatif.trace_accounts import site_config, with_accounts  # noqa: E402
 
 WEEKS, BEFORE, DAY = 8, 4, 86400
 SETS = {
@@ -91,14 +92,17 @@ def trace_file(name: str, archive: Path | None) -> str:
         return str(found[0])
 
 
-def window(spec: str, archive: Path | None):
+def window(spec: str, archive: Path | None, fair_share: bool = False):
     """A window TRACE@WEEK[xLOAD]: the played workload (4 warm-up weeks, then WEEKS judged
     weeks, from week WEEK of the trace's own clock, arrivals LOAD times as dense), the
-    history before it, and its first judged moment."""
+    history before it, and its first judged moment; with ``fair_share``, its groups as
+    accounts (``trace_accounts``: fair share in effect, the baseline the site's priority)."""
     name, _, rest = spec.partition("@")
     week, _, load = rest.partition("x")
     load = float(load or 1.0)
     whole = read_swf(trace_file(name, archive))
+    if fair_share:
+        whole = with_accounts(whole)
     a = int(whole.jobs["submit"].min()) + int(week) * SECONDS_PER_WEEK
     since = a + int(BEFORE * SECONDS_PER_WEEK * load)
     return warm_window(whole, since, since + int(WEEKS * SECONDS_PER_WEEK * load), load,
@@ -107,12 +111,14 @@ def window(spec: str, archive: Path | None):
 
 def cached_fixed(spec: str, workload, limits, executor, cache: Path | None) -> dict:
     """Every static policy kept fixed over the window (from ``cache`` when it holds them)."""
-    path = cache / f"{spec.replace('/', '_')}-{WEEKS}w.npz" if cache else None
+    kind = "-fs" if workload.accounts is not None else ""
+    path = cache / f"{spec.replace('/', '_')}-{WEEKS}w{kind}.npz" if cache else None
     if path is not None and path.exists():
         data = np.load(path, allow_pickle=False)
         return {str(lab): (str(sp), data[f"start{k}"])
                 for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
-    fixed = fixed_runs(workload, DAY, static_policies(trace_machine(workload), limits),
+    fixed = fixed_runs(workload, DAY, static_policies(trace_machine(workload), limits,
+                                                      base=site_config(workload)),
                        executor, limits=limits)
     if path is not None:
         cache.mkdir(parents=True, exist_ok=True)
@@ -136,7 +142,7 @@ def run(args) -> None:
     specs = args.windows.split(",") if args.windows else SETS[args.set]
     for spec in specs:
         began = time.perf_counter()
-        workload, prior, first = window(spec, args.archive)
+        workload, prior, first = window(spec, args.archive, args.fair_share)
         limits = history_limits(prior)
         executor = make_executor(args.workers, "process")
         try:
@@ -276,6 +282,8 @@ def main() -> None:
     r.add_argument("--out", type=Path, default=Path("advice-bench"))
     r.add_argument("--tag", default="")
     r.add_argument("--futures-only", action="store_true", help="Settings.past = False")
+    r.add_argument("--fair-share", action="store_true", help="the traces' groups as "
+                   "accounts, fair share in effect (use a --tag apart)")
     for name, _ in KNOBS:
         r.add_argument("--" + name.replace("_", "-"), help="Settings." + name)
     s = sub.add_parser("summary")

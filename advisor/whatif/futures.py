@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine.slurm import job_limit
+from advisor.whatif.trace_accounts import account_names, memory_per_cpu
 from advisor.model import (ACCOUNTING_COLUMNS, EFFICIENCY, HISTORY_COLUMNS, SECONDS_PER_WEEK,
                            Job, Snapshot, Workload)
 
@@ -46,7 +47,12 @@ def history_from_workload(workload: Workload, until: int, exclude: set[int] = fr
         "user": past["user"].astype(str), "submit": past["submit"],
         "runtime": past["runtime"], "limit": past["req_time"], "cpus": past["procs"],
         "nodes": past["procs"], "partition": partition,
-        EFFICIENCY: efficiency}).reset_index(drop=True)
+        EFFICIENCY: efficiency,
+        # what each job asked beside CPUs (ACCOUNTING_COLUMNS): its group as its account,
+        # SWF field 10 as its memory per CPU
+        "account": account_names(past["group"].to_numpy()), "qos": "", "mem_per_node": 0,
+        "mem_per_cpu": memory_per_cpu(past["req_mem"].to_numpy()), "gpus": 0,
+    }).reset_index(drop=True)
 
 
 class RuntimeModel:

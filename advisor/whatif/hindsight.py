@@ -34,12 +34,13 @@ from advisor.metrics import bounded_slowdown, lawson_slowdown
 from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload, trace_machine
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
-from advisor.plugins.spec import BASELINE, Policy, parse_policy
+from advisor.plugins.spec import Policy, parse_policy
 from advisor.whatif.candidates import queue_state, slurm_candidate
 from advisor.whatif.futures import history_from_workload
 from advisor.settings import Settings
 from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay
 from advisor.whatif.runner import Executor, SerialExecutor
+from advisor.whatif.trace_accounts import baseline_spec, site_config
 
 #: objectives a run can be ranked by, and the column that holds them
 RANKED = {"avg_wait": "avg_wait", "avg_bsld": "avg_bsld", "p95_wait": "p95_wait"}
@@ -62,8 +63,9 @@ class FixedTask:
 
 def fixed_starts(task: FixedTask) -> np.ndarray:
     """Start times of the window's jobs under ``task.policy`` kept fixed (module docstring)."""
-    system = ReplaySystem(task.workload, task.estimates, parse_policy(BASELINE))
-    base = SchedulingConfig()
+    system = ReplaySystem(task.workload, task.estimates,
+                          parse_policy(baseline_spec(task.workload)))
+    base = site_config(task.workload)
 
     def enacted(snap=None):
         return slurm_candidate(task.policy, base, system.machine, task.limits,
@@ -98,13 +100,18 @@ class AdviceBench:
 
 
 def static_policies(machine, limits: tuple[int, ...] = (),
-                    policies: tuple[Policy, ...] | None = None) -> list[Policy]:
+                    policies: tuple[Policy, ...] | None = None,
+                    base: SchedulingConfig = SchedulingConfig()) -> list[Policy]:
     """The policies kept fixed: ``policies``, else the whole default grid (a short queue's:
-    conservative backfilling and plans too), each Slurm form once."""
-    context = Context(machine, SchedulingConfig(), 0, None, limits=limits)
+    conservative backfilling and plans too), each Slurm form once; over a site's ``base``
+    with a priority policy (fair share), the grid's candidates that keep it."""
+    context = Context(machine, base, 0, None, limits=limits)
     out, seen = [], []
     for policy in (list(policies) if policies else default_grid(context)):
-        enacts = slurm_candidate(policy, SchedulingConfig(), machine, limits).enacts
+        candidate = slurm_candidate(policy, base, machine, limits)
+        enacts = candidate.enacts
+        if candidate.overrides and not policies:
+            continue
         if all(enacts != s for s in seen):
             seen.append(enacts)
             out.append(policy)
@@ -166,8 +173,9 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
     if settings.objective not in RANKED:
         raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
                        f"'{settings.objective}'")
-    baseline = baseline or parse_policy(BASELINE)
-    policies = static_policies(trace_machine(workload), limits, settings.policies)
+    baseline = baseline or parse_policy(baseline_spec(workload))
+    policies = static_policies(trace_machine(workload), limits, settings.policies,
+                               site_config(workload))
     if fixed is None:
         fixed = fixed_runs(workload, every, policies, executor, estimates, limits,
                            (lambda d, n: on_progress("policies kept fixed", d, n))
@@ -233,18 +241,18 @@ def switching_starts(workload: Workload, every: int, policies: dict,
                      schedule: list[tuple[int, str]], limits: tuple[int, ...] = (),
                      estimates: Estimates = Estimates(), baseline: Policy | None = None
                      ) -> np.ndarray:
-    """Start times with ``baseline`` (default EASY-FCFS-FCFS) in effect until the first
+    """Start times with ``baseline`` (default ``baseline_spec``) in effect until the first
     (time, label) of ``schedule``, then the policy of that label in ``policies`` from its
     time on, enacted anew at every decision point (as ``fixed_starts``: a plan orders the
     jobs pending there)."""
-    system = ReplaySystem(workload, estimates, baseline or parse_policy(BASELINE))
-    machine = trace_machine(workload)
+    system = ReplaySystem(workload, estimates, baseline or parse_policy(baseline_spec(workload)))
+    machine, base = trace_machine(workload), site_config(workload)
 
     def decide(t, snap, history, current):
         label = next((name for at, name in reversed(schedule) if t >= at), None)
         if label is None:
             return current
-        return slurm_candidate(policies[label], SchedulingConfig(), machine, limits,
+        return slurm_candidate(policies[label], base, machine, limits,
                                queue_state(snap))
 
     return system.play(system.decision_points(every), decide)

@@ -24,14 +24,17 @@ import pandas as pd
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.slurm import slurm_input, start_times
 from advisor.metrics import lawson_slowdown
-from advisor.model import (HISTORY_COLUMNS, SECONDS_PER_WEEK, TRACE_PARTITION, Job,
-                           SchedulingConfig, Snapshot, Workload, trace_machine)
-from advisor.plugins.spec import BASELINE, Policy, parse_policy
+from advisor.model import (ACCOUNTING_COLUMNS, HISTORY_COLUMNS, SECONDS_PER_WEEK,
+                           TRACE_PARTITION, Job, SchedulingConfig, Snapshot, Workload,
+                           trace_machine)
+from advisor.plugins.spec import Policy, parse_policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.whatif.recommend import recommend
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import candidate_input, nice_of, routed
+from advisor.whatif.trace_accounts import (account_names, baseline_spec, memory_per_cpu,
+                                           site_config, usage_at)
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,12 @@ def online_replay(workload: Workload, every: int, settings: Settings = Settings(
                   prior: pd.DataFrame | None = None, first: int | None = None
                   ) -> OnlineResult:
     """The trace under the advisor's recommendations, decided every ``every`` seconds, and
-    under ``baseline`` (default EASY-FCFS-FCFS) throughout. ``prior``: the jobs finished
+    under ``baseline`` (default EASY-FCFS-FCFS; with accounts, the site's own priority:
+    ``trace_accounts.baseline_spec``) throughout. ``prior``: the jobs finished
     before the trace's first submission (``history_from_workload``), which every decision's
     history starts with, as sacct's would; ``first``: no decision before this time (the
     baseline runs until then, as a site's configuration before it asks)."""
-    baseline = baseline or parse_policy(BASELINE)
+    baseline = baseline or parse_policy(baseline_spec(workload))
     # risk limits against the baseline, not against whatever is in effect: a chain of
     # changes, each within the limits of the last, could otherwise drift far from it
     settings = replace(settings, reference=settings.reference or baseline)
@@ -118,16 +122,21 @@ class ReplaySystem:
         self.procs = arrays.procs
         self.ids = jobs["job_id"].to_numpy(np.int64)
         self.users = jobs["user"].astype(str).to_numpy()
+        self.accounts = account_names(jobs["group"].to_numpy())
+        self.memory = memory_per_cpu(jobs["req_mem"].to_numpy())
+        self.associations = workload.accounts
         self.row = {int(i): k for k, i in enumerate(self.ids)}
         self.jobs = [Job(job_id=int(self.ids[k]), user=self.users[k],
                          partition=TRACE_PARTITION, cpus=int(self.procs[k]), state="PENDING",
                          submit_time=int(self.submit[k]), eligible_time=int(self.submit[k]),
                          time_limit=int(self.limit[k]), nodes=int(self.procs[k]),
-                         partitions=(TRACE_PARTITION,)) for k in range(len(self.ids))]
-        self.first = slurm_candidate(baseline, SchedulingConfig(), self.machine)
+                         partitions=(TRACE_PARTITION,), account=str(self.accounts[k]),
+                         memory_per_cpu=int(self.memory[k])) for k in range(len(self.ids))]
+        self.first = slurm_candidate(baseline, site_config(workload), self.machine)
         # the trace's jobs carry no CPU efficiency here, so the prior's are left out too: a
         # time-sliced candidate would need the gang partition's play (``candidate_starts``)
-        self.prior = (prior[list(HISTORY_COLUMNS)].assign(partition=TRACE_PARTITION)
+        self.prior = (prior[[*HISTORY_COLUMNS, *ACCOUNTING_COLUMNS]]
+                      .assign(partition=TRACE_PARTITION)
                       if prior is not None else None)
 
     def decision_points(self, every: int) -> list[int]:
@@ -177,9 +186,14 @@ class ReplaySystem:
         pending = np.flatnonzero(known & ((start < 0) | (start > t)))
         run_jobs = tuple(replace(self.jobs[k], state="RUNNING", start_time=int(start[k]),
                                  elapsed=int(t - start[k])) for k in running)
-        return Snapshot(time=int(t), machine=self.machine, running=run_jobs,
+        snap = Snapshot(time=int(t), machine=self.machine, running=run_jobs,
                         pending=tuple(self.jobs[k] for k in pending), config=config,
                         source={"kind": "online replay"})
+        if self.associations is None:
+            return snap
+        usage = usage_at(self.associations, t, config.priority_decay_half_life,
+                         self.accounts, self.users, self.procs, start, start + self.runtime)
+        return replace(snap, accounting=usage)
 
     def history(self, t: int, start: np.ndarray) -> pd.DataFrame:
         """The jobs finished by t (sacct's view then)."""
@@ -187,7 +201,9 @@ class ReplaySystem:
         played = pd.DataFrame({"user": self.users[done], "submit": self.submit[done],
                                "runtime": self.runtime[done], "limit": self.limit[done],
                                "cpus": self.procs[done], "nodes": self.procs[done],
-                               "partition": TRACE_PARTITION})
+                               "partition": TRACE_PARTITION,
+                               "account": self.accounts[done], "qos": "", "mem_per_node": 0,
+                               "mem_per_cpu": self.memory[done], "gpus": 0})
         if self.prior is None or not len(self.prior):
             return played
         return pd.concat([self.prior, played], ignore_index=True)

@@ -18,11 +18,12 @@ import pandas as pd
 from advisor.engine import (EngineConfig, Estimates, JobArrays, job_arrays, make_arrays,
                             queue_rank, run)
 from advisor.errors import BadInput
-from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Job, SchedulingConfig, Snapshot,
+from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Accounting, Job, Snapshot,
                            Workload, trace_machine)
 from advisor.plugins.contract import Context
 from advisor.plugins.spec import Policy
 from advisor.whatif.futures import history_from_workload
+from advisor.whatif.trace_accounts import account_names, memory_per_cpu, site_config, usage_at
 
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
 UNLIMITED_ESTIMATE = 365 * 86400
@@ -52,14 +53,17 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     running = np.flatnonzero((start <= time) & (end > time))
     pending = np.flatnonzero(start > time)
     rank = queue_rank(arrays, pending, time, config)
-    ids, users = past.jobs["job_id"].to_numpy(), past.jobs["user"].to_numpy()
+    ids, users = past.jobs["job_id"].to_numpy(), past.jobs["user"].astype(str).to_numpy()
+    accounts = account_names(past.jobs["group"].to_numpy())
+    memory = memory_per_cpu(past.jobs["req_mem"].to_numpy())
 
     def job(i: int, state: str, **extra) -> Job:
         return Job(job_id=int(ids[i]), user=str(users[i]), partition=TRACE_PARTITION,
                    cpus=int(arrays.procs[i]), state=state,
                    submit_time=int(arrays.submit[i]), eligible_time=int(arrays.submit[i]),
                    time_limit=int(arrays.estimate[i]), nodes=int(arrays.procs[i]),
-                   partitions=(TRACE_PARTITION,), **extra)
+                   partitions=(TRACE_PARTITION,), account=str(accounts[i]),
+                   memory_per_cpu=int(memory[i]), **extra)
 
     # The textbook engine counts processors, not nodes: give each running job the next free
     # one-processor nodes, in start order, so that the nodes' states add up.
@@ -78,17 +82,22 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
                       for k, i in enumerate(pending))
     source = {"kind": "swf", "trace": workload.source, "policy": policy.spec,
               "engine": "textbook", "estimates": estimates.label}
-    config = SchedulingConfig()
+    config = site_config(workload)
     try:  # the Slurm configuration that stands for the policy, when Slurm can express it
         config = policy.enact(Context(machine, config)).apply(config)
     except BadInput:
-        source["config"] = "Slurm's defaults (the policy has no Slurm form)"
+        source["config"] = "the site's configuration (the policy has no Slurm form)"
     if workload.header.unix_start_time is not None:
         source["unix_start_time"] = str(workload.header.unix_start_time)
         source["time_zone"] = workload.header.time_zone_string or "UTC"
+    accounting = Accounting()
+    if workload.accounts is not None:  # fair share: what the replay used until then
+        accounting = usage_at(workload.accounts, time, config.priority_decay_half_life,
+                              accounts, users, arrays.procs, start, end)
+        source["accounts"] = "groups, as accounts"
     return Snapshot(time=int(time), machine=machine, running=run_jobs,
                     pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),
-                    config=config, source=source)
+                    config=config, source=source, accounting=accounting)
 
 
 def resume_arrays(snapshot: Snapshot, runtimes: Mapping[int, int],

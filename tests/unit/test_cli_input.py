@@ -204,3 +204,23 @@ def test_an_interrupt_during_the_imports_is_one_line_and_130(tmp_path, module):
         [str(tmp_path), str(Path(__file__).parents[2])])})
     assert done.returncode == 130, done.stderr
     assert done.stderr == "advisor: interrupted\n"
+
+
+# -- fair share on traces ---------------------------------------------------------------------
+@pytest.mark.parametrize("args, code, says", [
+    (["replay", "KTH-SP2", "--fair-share"], 2, "--online EVERY"),
+    (["replay", "KTH-SP2", "--online", "1d", "--shares", "x"], 2, "add --fair-share"),
+    (["recommend", "--from", "slurm", "--fair-share", "--no-store"], 2,
+     "--from swf:TRACE@TIME"),
+    (["snapshot", "--from", KTH, "--fair-share", "--shares", "/nonexistent/shares"], 3,
+     "cannot read /nonexistent/shares"),
+])
+def test_fair_share_on_a_trace_is_refused_where_it_cannot_be_played(args, code, says):
+    one_line(run(*args), code, says)
+
+
+def test_a_bad_shares_file_is_refused_before_the_trace_is_read(tmp_path):
+    shares = tmp_path / "shares"
+    shares.write_text("12 four\n")
+    one_line(run("snapshot", "--from", "swf:/nonexistent.swf@1d", "--fair-share",
+                 "--shares", str(shares)), 2, f"{shares}:1:", "GROUP SHARES")

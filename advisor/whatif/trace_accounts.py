@@ -1,0 +1,114 @@
+"""A trace's users and groups as Slurm accounts, so that a replay plays fair share.
+
+SWF gives each job a user and a group number and nothing about shares. With fair share
+asked for (``--fair-share``), each group becomes an account under root (``g12``; jobs
+with no group: ``nogroup``) holding its users, each user association with one share (as
+``sacctmgr add user`` gives), each account with the shares a shares file names or one
+(equal shares). The site's configuration then is priority/multifactor with a fair-share
+weight over an age weight, the common production setting; usage at a moment is what the
+jobs played until then used, decayed with PriorityDecayHalfLife as sshare would report it.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from advisor.errors import BadInput
+from advisor.model import Accounting, Association, SchedulingConfig, Workload
+from advisor.plugins.spec import BASELINE
+
+#: the account of jobs whose group is not known (SWF -1)
+NO_GROUP = "nogroup"
+#: the site's weights when fair share is in effect on a trace: fair share ten times age,
+#: as many sites set them (Slurm's documentation example weighs them alike at 1000s)
+FAIRSHARE_WEIGHT = 10000
+AGE_WEIGHT = 1000
+#: the baseline of a trace with accounts: EASY under the site's own priority (FCFS added at
+#: scale 1 adds nothing to it), where plain EASY-FCFS-FCFS would zero its fair share
+SITE_BASELINE = "easy:FCFS:FCFS:scale=1"
+
+
+def account_name(group: int) -> str:
+    """The account a trace's group number stands for."""
+    return f"g{int(group)}" if group >= 0 else NO_GROUP
+
+
+def account_names(groups: np.ndarray) -> np.ndarray:
+    """``account_name`` of each group number, as strings."""
+    groups = np.asarray(groups, np.int64)
+    return np.where(groups >= 0, np.char.add("g", groups.astype(str)), NO_GROUP)
+
+
+def memory_per_cpu(req_mem: np.ndarray) -> np.ndarray:
+    """SWF field 10 (requested kB per processor; -1 none) as MB per CPU, rounded up (0:
+    none), as ``--mem-per-cpu`` takes it."""
+    kb = np.asarray(req_mem, np.float64)
+    return np.where(kb > 0, np.ceil(kb / 1024.0), 0).astype(np.int64)
+
+
+def with_accounts(workload: Workload, shares: Mapping[str, int] | None = None) -> Workload:
+    """``workload`` with its groups as accounts under root and its users in them, each
+    account with ``shares[account]`` (by account name, ``g12``) or 1. BadInput when the
+    file names no account the trace has."""
+    jobs = workload.jobs
+    accounts = account_names(jobs["group"].to_numpy())
+    users = jobs["user"].astype(str).to_numpy()
+    shares = dict(shares or {})
+    present = set(accounts.tolist())
+    if shares and not present & set(shares):
+        raise BadInput(f"the shares file names none of the trace's {len(present)} accounts "
+                       f"(e.g. {sorted(present)[0]}): name them by group, g12 or 12")
+    assocs = [Association(account="root")]
+    assocs += [Association(account=a, parent="root", shares=int(shares.get(a, 1)))
+               for a in sorted(present)]
+    pairs = sorted(set(zip(accounts.tolist(), users.tolist())))
+    assocs += [Association(account=a, user=u, parent=a) for a, u in pairs]
+    return replace(workload, accounts=Accounting(associations=tuple(assocs)))
+
+
+def baseline_spec(workload: Workload) -> str:
+    """The policy a trace is played under when none is named."""
+    return BASELINE if workload.accounts is None else SITE_BASELINE
+
+
+def site_config(workload: Workload) -> SchedulingConfig:
+    """The configuration a trace's site runs: Slurm's defaults, or with accounts, fair
+    share in effect (priority/multifactor, the weights above, slurmdbd accounting)."""
+    if workload.accounts is None:
+        return SchedulingConfig()
+    return replace(SchedulingConfig(), priority_type="priority/multifactor",
+                   priority_weight_fairshare=FAIRSHARE_WEIGHT,
+                   priority_weight_age=AGE_WEIGHT,
+                   accounting_storage_type="accounting_storage/slurmdbd")
+
+
+def usage_at(accounts: Accounting, t: int, half_life: int, account: np.ndarray,
+             user: np.ndarray, cpus: np.ndarray, start: np.ndarray,
+             end: np.ndarray) -> Accounting:
+    """``accounts`` with each association's raw usage at ``t``: the CPU-seconds of the
+    jobs run before ``t`` (``start`` >= 0, until ``end`` or ``t``), each second decayed by
+    ``f ** (t - s)``, ``f = 1 - 0.693 / half_life`` as Slurm's decay thread applies it,
+    summed up the tree (an account's usage holds its users')."""
+    ran = (start >= 0) & (start < t)
+    a = np.minimum(start[ran], t).astype(np.float64)
+    b = np.minimum(end[ran], t).astype(np.float64)
+    log_f = np.log(1.0 - 0.693 / max(half_life, 1))
+    # the integral of f ** (t - s) over [a, b]
+    used = cpus[ran] * (np.exp(log_f * (t - b)) - np.exp(log_f * (t - a))) / -log_f
+    by_user: dict[tuple[str, str], float] = {}
+    for key, u in zip(zip(account[ran].tolist(), user[ran].tolist()), used.tolist()):
+        by_user[key] = by_user.get(key, 0.0) + u
+    by_account: dict[str, float] = {}
+    for (acc, _), u in by_user.items():
+        by_account[acc] = by_account.get(acc, 0.0) + u
+    total = sum(by_account.values())
+
+    def raw(assoc: Association) -> float:
+        if assoc.user:
+            return by_user.get((assoc.account, assoc.user), 0.0)
+        return total if not assoc.parent else by_account.get(assoc.account, 0.0)
+
+    return replace(accounts, associations=tuple(replace(x, raw_usage=raw(x))
+                                                for x in accounts.associations))
