@@ -4,7 +4,10 @@ pyslurm 25.11 builds only against Slurm 25.11 and talks only to a 25.11 slurmctl
 path is tested against objects shaped like its documented API (``Jobs.load()``,
 ``Nodes.load()``, ``Partitions.load()``, ``slurmctld.Config.load()``), not against a real
 cluster; the CLI path (adapters/slurm_cli.py) is the one tested against a real Slurm. The
-priority factors still come from ``sprio``: pyslurm has no equivalent.
+priority factors still come from ``sprio``, and the QOS, associations and usage from
+``sacctmgr`` and ``sshare`` (``slurm_cli.accounting``): pyslurm reads neither from
+slurmctld. A job's GRES are read from the raw TRES strings (``tres_per_node``,
+``tres_per_job``) with the CLI parsers, so that ``--gres`` and ``--gpus`` read alike.
 """
 from __future__ import annotations
 
@@ -86,12 +89,43 @@ def _job(j, now: int) -> Job | None:
                dependency=",".join(f"{k}:{v}" for k, v in (j.dependencies or {}).items() if v),
                held=kind == "PENDING" and (reason in slurm_json.HELD_REASONS or
                                            j.priority == 0),
-               nice=int(j.nice or 0))
+               nice=int(j.nice or 0), exclusive=str(
+                   getattr(j, "resource_sharing", "") or "").lower() == "no",
+               memory_per_node=int(getattr(j, "memory_per_node", None) or 0),
+               memory_per_cpu=int(getattr(j, "memory_per_cpu", None) or 0),
+               gres_per_node=slurm_json.job_gres({
+                   "tres_per_node": _raw(getattr(j, "tres_per_node", None)),
+                   "tres_per_job": _raw(getattr(j, "tres_per_job", None)),
+                   "node_count": j.num_nodes}),
+               features="&".join(getattr(j, "constraints", None) or ()),
+               licenses=",".join(getattr(j, "licenses", None) or ()),
+               reservation=getattr(j, "reservation", None) or "")
+
+
+def _raw(tres) -> str:
+    """The TRES string a pyslurm ``TrackableResources`` was parsed from ("" for none)."""
+    return tres if isinstance(tres, str) else (getattr(tres, "raw_str", None) or "")
+
+
+def _gres(found) -> dict[str, int]:
+    """pyslurm's GRES dict (``{"gpu:a100": 2, "gpu": 1}``) as counts by name, types summed
+    as the slurm mode plays them."""
+    out: dict[str, int] = {}
+    for key, value in (found or {}).items():
+        count = value if isinstance(value, int) else (
+            value.get("count", 0) if isinstance(value, dict) else 0)
+        name = str(key).split(":", 1)[0]
+        out[name] = out.get(name, 0) + int(count)
+    return {k: v for k, v in out.items() if v > 0}
 
 
 def _node(n) -> Node:
     return Node(name=n.name, cpus=int(n.total_cpus or 0), state=str(n.state).upper(),
-                alloc_cpus=int(n.allocated_cpus or 0), partitions=tuple(n.partitions or ()))
+                alloc_cpus=int(n.allocated_cpus or 0), partitions=tuple(n.partitions or ()),
+                memory=int(getattr(n, "real_memory", None) or 0),
+                alloc_memory=int(getattr(n, "allocated_memory", None) or 0),
+                gres=_gres(getattr(n, "configured_gres", None)),
+                alloc_gres=_gres(getattr(n, "allocated_gres", None)))
 
 
 def _partition(p, all_nodes: tuple[str, ...]) -> Partition:
@@ -129,4 +163,10 @@ def _config(c) -> SchedulingConfig:
         select_type_parameters=",".join(c.select_type_parameters or ())
         if not isinstance(c.select_type_parameters, str) else c.select_type_parameters,
         preempt_type=c.preempt_type or "preempt/none",
-        preempt_mode=str(getattr(c, "preempt_mode", "OFF") or "OFF"))
+        preempt_mode=str(getattr(c, "preempt_mode", "OFF") or "OFF"),
+        accounting_storage_type=getattr(c, "accounting_storage_type", None) or "",
+        accounting_enforce=tuple(str(e).lower() for e in
+                                 getattr(c, "accounting_storage_enforce", None) or ()),
+        state_save_location=getattr(c, "state_save_location", None) or "",
+        def_mem_per_cpu=int(getattr(c, "default_memory_per_cpu", None) or 0),
+        def_mem_per_node=int(getattr(c, "default_memory_per_node", None) or 0))

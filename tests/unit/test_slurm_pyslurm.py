@@ -1,6 +1,7 @@
 """The pyslurm path, against objects shaped like pyslurm 25.11's documented API (pyslurm
 cannot be built here: it builds only against Slurm 25.11, which Debian does not ship). The objects
 carry the same jobs as our real 22.05 recording, so both adapters must agree."""
+from dataclasses import replace
 from types import SimpleNamespace as Obj
 
 import pytest
@@ -96,3 +97,64 @@ def test_pyslurm_errors():
     if not slurm_pyslurm.available():
         with pytest.raises(MissingExtra, match=r"slurm-policy-advisor\[slurm\]"):
             slurm_pyslurm.snapshot(RecordedSprio())
+
+
+def test_pyslurm_reads_memory_gpus_and_accounting_as_the_cli_does():
+    """The GPU recording (tests/fixtures/slurm-22.05-gpu) as pyslurm objects: memory per
+    node and CPU, GRES from the raw TRES strings (``--gres`` and ``--gpus``), the nodes'
+    memory and GPUs, and the accounting read by sacctmgr/sshare as the CLI path does."""
+    from tests.unit.test_slurm_accounting import HERE, Recorded, recorded_snapshot
+    cli = recorded_snapshot()
+    raw = {j["job_id"]: j for j in squeue_doc(HERE)["jobs"]}
+
+    def tres(text):
+        return Obj(raw_str=text) if text else None
+
+    def job(j):
+        r = raw[j.job_id]
+        return Obj(id=j.job_id, user_name=j.user, user_id=0, account=j.account,
+                   partition=",".join(j.asked), qos=j.qos, state=j.state,
+                   state_reason=j.state_reason, priority=j.priority, nice=j.nice,
+                   time_limit=None if j.time_limit is None else j.time_limit // 60,
+                   submit_time=j.submit_time, eligible_time=j.eligible_time,
+                   start_time=j.start_time or 0, run_time=j.elapsed, cpus=j.cpus,
+                   num_nodes=j.nodes, allocated_nodes=",".join(j.node_list),
+                   dependencies={}, resource_sharing="OK",
+                   memory_per_node=r.get("memory_per_node"),
+                   memory_per_cpu=r.get("memory_per_cpu"),
+                   tres_per_node=tres(r.get("tres_per_node")),
+                   tres_per_job=tres(r.get("tres_per_job")),
+                   constraints=[], licenses=[], reservation="")
+
+    def node(n):
+        return Obj(name=n.name, state=n.state, total_cpus=n.cpus, allocated_cpus=n.alloc_cpus,
+                   partitions=list(n.partitions), real_memory=n.memory,
+                   allocated_memory=n.alloc_memory,
+                   configured_gres={f"{k}:tesla": v for k, v in n.gres.items()},
+                   allocated_gres=dict(n.alloc_gres))
+
+    base = fake_pyslurm()
+    c = cli.config
+    config = Obj(**{**vars(base.slurmctld.Config.load()),
+                    "accounting_storage_type": c.accounting_storage_type,
+                    "accounting_storage_enforce": [e.upper() for e in c.accounting_enforce],
+                    "state_save_location": "", "default_memory_per_cpu": c.def_mem_per_cpu,
+                    "default_memory_per_node": None,
+                    "select_type_parameters": c.select_type_parameters})
+    jobs = {j.job_id: job(j) for j in (*cli.running, *cli.pending) if not j.dependency}
+    module = Obj(Jobs=type("J", (Collection,), {"items_": jobs}),
+                 Nodes=type("N", (Collection,), {
+                     "items_": {n.name: node(n) for n in cli.machine.nodes}}),
+                 Partitions=base.Partitions, slurmctld=Obj(Config=Obj(load=lambda: config)))
+    snap = slurm_pyslurm.snapshot(Recorded(), module=module)
+    ours = {j.job_id: j for j in (*snap.running, *snap.pending)}
+    theirs = {j.job_id: j for j in (*cli.running, *cli.pending)}
+    assert set(ours) == set(jobs) and len(ours) >= 8
+    for i, j in ours.items():
+        assert (j.memory_per_node, j.memory_per_cpu, j.gres_per_node) == \
+            (theirs[i].memory_per_node, theirs[i].memory_per_cpu, theirs[i].gres_per_node)
+    assert ours[6].gres_per_node == {"gpu": 1}          # --gpus 1: tres_per_job
+    assert [(n.memory, n.alloc_memory, n.gres, n.alloc_gres) for n in snap.machine.nodes] \
+        == [(n.memory, n.alloc_memory, n.gres, n.alloc_gres) for n in cli.machine.nodes]
+    assert snap.config.memory_consumable and snap.config.limits_enforced
+    assert snap.accounting == replace(cli.accounting, decay_ran=None)
