@@ -50,6 +50,9 @@ def main() -> None:
                     help="every K-th job in the QOS capped")
     ap.add_argument("--accounts", default="",
                     help="deal the jobs to these accounts in turn (research,physics)")
+    ap.add_argument("--reset-usage", action="store_true",
+                    help="before each play, set the fair-share usage of --accounts to 0")
+    ap.add_argument("--repeat", type=int, default=1, help="plays of each configuration")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
     ap.add_argument("--json", help="write the figures and per-job tables here")
     ap.add_argument("--save", help="write the recordings here (per configuration: the "
@@ -62,10 +65,15 @@ def main() -> None:
     cluster = SlurmCluster().start()
     results, raw = {}, {}
     try:
-        for name in args.config or list(CONFIGURATIONS):
+        for name in [c for c in args.config or list(CONFIGURATIONS)
+                     for _ in range(args.repeat)]:
             settings, partitions, textbook = CONFIGURATIONS[name]
             cluster.cancel_all()
             cluster.reconfigure(**settings)
+            if args.reset_usage and args.accounts:
+                cluster.reset_usage(*args.accounts.split(","))
+            name = f"{name}#{sum(1 for k in results if k.split('#')[0] == name) + 1}" \
+                if args.repeat > 1 else name
             jobs = with_resources(
                 scaled_jobs(workload, args.jobs, args.span, NODES * NODE_CPUS,
                             args.max_runtime, partitions, load=args.load),

@@ -404,6 +404,13 @@ class SlurmCluster:
             conf.write_text(original)
             self.restart_controller()
 
+    def reset_usage(self, *accounts: str) -> None:
+        """Set the raw fair-share usage of ``accounts`` (and of the users in them) back to
+        0, as after the cluster's start (``sacctmgr modify account ... set RawUsage=0``)."""
+        for account in accounts:
+            self.run("sacctmgr", "-i", "modify", "account", "where", f"name={account}",
+                     "set", "RawUsage=0")
+
     def cancel_all(self, timeout: float = 60.0) -> None:
         """Cancel every job and wait until squeue lists none: a cancelled job stays
         (COMPLETING) for a moment, and a snapshot taken then would count it as running."""
