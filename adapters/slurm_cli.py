@@ -4,9 +4,9 @@
 partitions); on 22.05, whose sinfo has no partitions, ``scontrol show partition -o`` fills
 them in. ``scontrol show config`` (text in every release) gives the configuration, and
 ``sprio`` the priority factors of pending jobs; where accounting is kept in slurmdbd,
-``sacctmgr`` and ``sshare`` the QOS, associations and usage. Every command runs with a timeout, from a
-configurable directory; any failure is one error naming the command: a snapshot is whole
-or it is not made.
+``sacctmgr`` and ``sshare`` the QOS, associations and usage. Every command runs with a
+timeout, from a configurable directory; any failure is one error naming the command: a
+snapshot is whole or it is not made.
 """
 from __future__ import annotations
 
@@ -133,7 +133,9 @@ def assemble(now, nodes, partitions, running, pending, config, source, factors=N
                    for j in pending]
     if not config.slurm_version:
         config = replace(config, slurm_version=source.get("release", ""))
-    key = (lambda j: (j.submit_time, j.job_id))
+    def key(j):
+        return j.submit_time, j.job_id
+
     return Snapshot(time=now, machine=Cluster(cluster_name, tuple(nodes), tuple(partitions)),
                     running=tuple(sorted(running, key=key)),
                     pending=tuple(sorted(pending, key=lambda j: (-(j.priority or 0),

@@ -49,9 +49,11 @@ def plan_study_view(study: PlanStudy, bins_of: str | None = None) -> Group:
                                                     name, "ratio"))))
         ratio = b.ratio
         for i, k in zip(*np.nonzero(b.jobs)):
-            table.add_row(f"{b.size_edges[i]:.0f}-{b.size_edges[i + 1]:.0f}",
-                          f"{short_duration(b.runtime_edges[k])}-{short_duration(b.runtime_edges[k + 1])}",
-                          str(b.jobs[i, k]), short_duration(b.base[i, k]), short_duration(b.plan[i, k]),
+            runtimes = (f"{short_duration(b.runtime_edges[k])}-"
+                        f"{short_duration(b.runtime_edges[k + 1])}")
+            table.add_row(f"{b.size_edges[i]:.0f}-{b.size_edges[i + 1]:.0f}", runtimes,
+                          str(b.jobs[i, k]), short_duration(b.base[i, k]),
+                          short_duration(b.plan[i, k]),
                           f"{ratio[i, k]:.2f}" if np.isfinite(ratio[i, k]) else "inf")
         parts.append(table)
     return Group(*parts)

@@ -2,10 +2,10 @@
 slurmctld and four virtual slurmd nodes of 16 CPUs and 8000 MB each, all on loopback. Memory
 is allocated (CR_Core_Memory, 500 MB per CPU by default, so a job that asks for no memory
 fills a node's memory only with its CPUs), n3 and n4 carry two GPUs each, and limits are
-enforced (two accounts with different shares, a QOS with per-user limits: ``ACCOUNTING``); the GPUs are a
-GRES whose device files are empty files in the cluster's directory (Slurm 22.05 drops a GPU
-without a File [src: gres.c gres_g_node_config_load()]; nothing opens them: TaskPlugin=
-task/none constrains no device).
+enforced (two accounts with different shares, a QOS with per-user limits:
+``ACCOUNTING``); the GPUs are a GRES whose device files are empty files in the cluster's
+directory (Slurm 22.05 drops a GPU without a File [src: gres.c
+gres_g_node_config_load()]; nothing opens them: TaskPlugin=task/none constrains no device).
 
 Everything the cluster writes lives in one private directory (configuration, state, spool,
 logs, the database), its daemons listen on free ports, and every daemon runs in the

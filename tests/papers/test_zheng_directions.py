@@ -22,7 +22,9 @@ SLICES = (("SDSC-BLUE", "2000-12-01", "2001-01-01"), ("LLNL-Atlas", None, None))
 def study(request):
     name, since, until = request.param
     workload = read_swf(resolve_trace(name))
-    moment = (lambda t: parse_moment(t, workload.header) if t else None)
+    def moment(t):
+        return parse_moment(t, workload.header) if t else None
+
     return plan_study(trace_window(workload, moment(since), moment(until)),
                       ["plan1", "plan2"])
 

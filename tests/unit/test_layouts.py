@@ -80,7 +80,8 @@ def test_the_layout_is_rendered_with_its_route(kth, tmp_path):
     assert change.commands[0] == "scontrol reconfigure"
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=p[1-100] CPUs=1\nPartitionName=batch Nodes=ALL Default=YES\n")
-    with pytest.raises(BadInput, match=r"defines partition batch itself \(line 2\).*: move that line"):
+    with pytest.raises(BadInput,
+                       match=r"defines partition batch itself \(line 2\).*: move that line"):
         check_partitions(conf, set(change.layout_names))
     merged = merged_fragment("PartitionName=batch Nodes=ALL\nSchedulerType=sched/backfill\n",
                              change)

@@ -89,7 +89,9 @@ def test_the_plans_heatmap_says_which_days(caught):
     from advisor.studies.plans import plan_study
     from advisor.units import parse_moment
     atlas = read_swf(resolve_trace("LLNL-Atlas"))
-    moment = (lambda d: parse_moment(d, atlas.header))
+    def moment(d):
+        return parse_moment(d, atlas.header)
+
     study = plan_study(trace_window(atlas, moment("2007-02-01"), moment("2007-02-08")),
                        ["plan2:N=5"])
     plots.plan_bins_png(study, "PLAN2 N=5")

@@ -24,7 +24,9 @@ ROUNDING = 0.5 + 1e-6
 
 
 def recorded(directory: Path):
-    read = (lambda name: (directory / name).read_text())
+    def read(name):
+        return (directory / name).read_text()
+
     before, after = map(int, read("recomputed_between.txt").split())
     nodes = slurm_text.parse_nodes(read("scontrol_show_node.txt"))
     parts = slurm_text.parse_partitions(read("scontrol_show_partition.txt"),
