@@ -33,6 +33,9 @@ SWF_FIELDS: tuple[str, ...] = (
 SWF_FLOAT_FIELDS = frozenset({"avg_cpu", "used_mem", "req_mem"})
 
 SECONDS_PER_WEEK = 7 * 24 * 3600
+#: what a job without any time limit plans with: a year, as Slurm's YEAR_MINUTES stands in
+#: for INFINITE (the one definition; the engine, the Slurm forms and Lua use it)
+UNLIMITED_MINUTES = 365 * 24 * 60
 #: The partition every job of a trace runs in: traces of the Archive know one machine.
 TRACE_PARTITION = "batch"
 #: The columns of a history table, the finished jobs futures are drawn from (times in the

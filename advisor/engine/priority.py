@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.model import Cluster, Job, Partition, SchedulingConfig
-
-UNLIMITED_MINUTES = 365 * 24 * 60  # Slurm's YEAR_MINUTES stands in for INFINITE
+from advisor.model import UNLIMITED_MINUTES, Cluster, Job, Partition, SchedulingConfig
 
 
 def age_factor(job: Job, now: int, config: SchedulingConfig) -> float:

@@ -23,8 +23,8 @@ import numpy as np
 
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.core import NO_RESUME
-from advisor.engine.priority import (UNLIMITED_MINUTES, job_size, no_normal_tres,
-                                     partition_factor, static_priority)
+from advisor.engine.priority import (job_size, no_normal_tres, partition_factor,
+                                     static_priority)
 from advisor.engine.slurm_core import simulate_slurm
 from advisor.engine.slurm_fairshare import build as fairshare_tree
 from advisor.engine.slurm_fairshare import played as fairshare_played
@@ -43,8 +43,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          SUBMIT, USER)
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
-from advisor.model import (Accounting, Cluster, Job, SchedulingConfig, Snapshot, Workload,
-                           trace_machine)
+from advisor.model import (UNLIMITED_MINUTES, Accounting, Cluster, Job, SchedulingConfig,
+                           Snapshot, Workload, trace_machine)
 
 UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
 # priority/basic: each new job gets the lowest priority so far minus one

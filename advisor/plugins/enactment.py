@@ -25,7 +25,8 @@ from typing import Protocol
 import numpy as np
 
 from advisor.errors import BadInput
-from advisor.model import BackfillParameters, Cluster, Partition, SchedulingConfig
+from advisor.model import (UNLIMITED_MINUTES, BackfillParameters, Cluster, Partition,
+                           SchedulingConfig)
 from advisor.plugins.contract import FIDELITIES, NoSlurmForm
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(SchedulingConfig)}
@@ -58,7 +59,7 @@ def site_policy(config: SchedulingConfig, cluster: Cluster) -> dict[str, int]:
 
 
 #: a job without a limit gets its partition's DefaultTime, else MaxTime, else a year
-YEAR_MINUTES = 525600
+YEAR_MINUTES = UNLIMITED_MINUTES
 #: a Lua helper for fragments: the limit (minutes) Slurm will give a job at submission
 LIMIT_MINUTES_LUA = """local function limit_minutes(job_desc, part_list)
    -- the limit Slurm will give the job: its own, else its partition's DefaultTime or MaxTime

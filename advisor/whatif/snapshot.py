@@ -18,15 +18,15 @@ import pandas as pd
 from advisor.engine import (EngineConfig, Estimates, JobArrays, job_arrays, make_arrays,
                             queue_rank, run)
 from advisor.errors import BadInput
-from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, Accounting, Job, Snapshot,
-                           Workload, trace_machine)
+from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, UNLIMITED_MINUTES, Accounting,
+                           Job, Snapshot, Workload, trace_machine)
 from advisor.plugins.contract import Context
 from advisor.plugins.spec import Policy
 from advisor.whatif.futures import history_from_workload
 from advisor.whatif.trace_accounts import account_names, memory_per_cpu, site_config, usage_at
 
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
-UNLIMITED_ESTIMATE = 365 * 86400
+UNLIMITED_ESTIMATE = UNLIMITED_MINUTES * 60
 
 def trace_snapshot(workload: Workload, policy: Policy, time: int,
                    estimates: Estimates = Estimates(),
