@@ -59,7 +59,7 @@ from advisor.engine.slurm_layout import (
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
                                       popcount, set_range, trailing_zeros, word_cpus, words)
-from advisor.engine.slurm_fairshare import add_usage, fair_tree
+from advisor.engine.slurm_fairshare import add_usage, decay_per_second, fair_tree
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
 
@@ -110,8 +110,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     fs_lf = np.zeros(na, np.float64)
     fs_last = np.zeros(1, np.int64)  # when usage was last brought up to date
     half_life = cfg[C_DECAY_HALF_LIFE]
-    # usage decays by this per second [src: priority_multifactor.c _decay_thread()]
-    decay = 1.0 - 0.693 / half_life if half_life > 0 else 1.0
+    decay = decay_per_second(half_life)
     unit = not tres_on  # one CPU per node: a node is free or not, and its bit says which
     for nd in range(nn):
         unit = unit and node_cpus[nd] == 1

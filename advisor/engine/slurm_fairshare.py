@@ -82,6 +82,13 @@ def build(accounting: Accounting, jobs: Sequence[Job]):
 
 
 @njit(cache=True)
+def decay_per_second(half_life):
+    """What usage keeps of itself per second: ``1 - 0.693 / PriorityDecayHalfLife``, 1 (no
+    decay) when the half-life is 0 [src: priority_multifactor.c _decay_thread()]."""
+    return 1.0 - 0.693 / half_life if half_life > 0 else 1.0
+
+
+@njit(cache=True)
 def level_fs(a, parent, shares, usage, first, counts, children):
     """Association a's LF = S / U among its siblings [src: fair_tree.c _calc_assoc_fs()]."""
     p = parent[a]

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from advisor.engine.slurm_fairshare import decay_per_second
 from advisor.errors import BadInput
 from advisor.model import Accounting, Association, SchedulingConfig, Workload
 from advisor.plugins.spec import BASELINE
@@ -30,13 +31,8 @@ AGE_WEIGHT = 1000
 SITE_BASELINE = "easy:FCFS:FCFS:scale=1"
 
 
-def account_name(group: int) -> str:
-    """The account a trace's group number stands for."""
-    return f"g{int(group)}" if group >= 0 else NO_GROUP
-
-
 def account_names(groups: np.ndarray) -> np.ndarray:
-    """``account_name`` of each group number, as strings."""
+    """The account each of a trace's group numbers stands for: ``g12``, or ``nogroup``."""
     groups = np.asarray(groups, np.int64)
     return np.where(groups >= 0, np.char.add("g", groups.astype(str)), NO_GROUP)
 
@@ -89,14 +85,15 @@ def usage_at(accounts: Accounting, t: int, half_life: int, account: np.ndarray,
              end: np.ndarray) -> Accounting:
     """``accounts`` with each association's raw usage at ``t``: the CPU-seconds of the
     jobs run before ``t`` (``start`` >= 0, until ``end`` or ``t``), each second decayed by
-    ``f ** (t - s)``, ``f = 1 - 0.693 / half_life`` as Slurm's decay thread applies it,
+    ``f ** (t - s)``, ``f`` the decay thread's (``slurm_fairshare.decay_per_second``),
     summed up the tree (an account's usage holds its users')."""
     ran = (start >= 0) & (start < t)
     a = np.minimum(start[ran], t).astype(np.float64)
     b = np.minimum(end[ran], t).astype(np.float64)
-    log_f = np.log(1.0 - 0.693 / max(half_life, 1))
-    # the integral of f ** (t - s) over [a, b]
-    used = cpus[ran] * (np.exp(log_f * (t - b)) - np.exp(log_f * (t - a))) / -log_f
+    log_f = np.log(decay_per_second(half_life))
+    # the integral of f ** (t - s) over [a, b] (b - a without decay)
+    used = cpus[ran] * ((np.exp(log_f * (t - b)) - np.exp(log_f * (t - a))) / -log_f
+                        if log_f < 0 else b - a)
     by_user: dict[tuple[str, str], float] = {}
     for key, u in zip(zip(account[ran].tolist(), user[ran].tolist()), used.tolist()):
         by_user[key] = by_user.get(key, 0.0) + u
