@@ -17,8 +17,9 @@ reconfigures again and resets the site factors it changed, then raises ``ApplyFa
    the configuration in effect, which includes them. A partition the change removes stays
    until its pending jobs have moved (Slurm fails the jobs of a partition that vanishes);
 3. ``scontrol reconfigure``; 4. ``scontrol show config`` must show every changed key with
-   its new value, and ``scontrol show partition`` every partition as written; 5. the
-   scontrol commands that re-rank or move pending jobs (site factors, partitions). A job
+   its new value, and ``scontrol show partition`` every partition as written; 5. what a
+   family changes beyond slurm.conf (``sacctmgr`` limits; a rollback runs its undo), then
+   the scontrol commands that re-rank or move pending jobs (site factors, partitions). A job
    that started or ended meanwhile is skipped, not a failure; 6. with partitions to remove,
    the final fragment, ``scontrol reconfigure``, and the check that they are gone.
 """
@@ -191,7 +192,7 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
     # the fragment is put back even when it was empty: slurm.conf includes it
     saved = [(path, _read(path) if path.exists() or path == fragment else None)
              for path, _ in files]
-    backups, updated = [], []
+    backups, updated, admin = [], [], []
     try:
         for (path, content), (_, old) in zip(files, saved):
             if old:
@@ -200,13 +201,16 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
             atomic_write(path, content)
         commands.run("scontrol", "reconfigure")
         verified = _verify(change, commands)
+        for line in change.admin:        # what a family changes beyond slurm.conf
+            admin.append(line)
+            commands.run(*shlex.split(line))
         skipped = _rerank(change, commands, updated)
         if final is not None:          # the jobs have moved: the old partitions can go
             atomic_write(fragment, final)
             commands.run("scontrol", "reconfigure")
             _verify(change, commands, final=True)
     except BaseException as e:   # any failure, an OSError or an interrupt too: put back
-        _roll_back(saved, snapshot, updated, commands, e)
+        _roll_back(saved, snapshot, updated, commands, e, change.undo if admin else ())
     return Applied(str(fragment), str(script_path) if script else None, tuple(backups),
                    verified, len(updated), tuple(skipped))
 
@@ -264,7 +268,7 @@ def _rerank(change: SlurmChange, commands: SlurmCommands, updated: list) -> list
     skipped = []
     for line in change.commands:
         args = shlex.split(line)
-        if args[:2] != ["scontrol", "update"]:
+        if args[:2] != ["scontrol", "update"] or line in change.admin:
             continue
         job = int(next(a for a in args if a.startswith("JobId=")).split("=")[1])
         fields = [a.split("=", 1)[0] for a in args[2:] if not a.startswith("JobId=")]
@@ -288,8 +292,10 @@ def _old_values(snapshot: Snapshot) -> dict[tuple[int, str], str]:
 
 
 def _roll_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
-               commands: SlurmCommands, cause: BaseException):
+               commands: SlurmCommands, cause: BaseException, undo: tuple[str, ...] = ()):
     try:
+        for line in undo:
+            commands.run(*shlex.split(line))
         for path, old in saved:
             if old is None:
                 path.unlink(missing_ok=True)

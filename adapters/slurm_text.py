@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from advisor.errors import BadInput
-from advisor.model import BackfillParameters, Node, Partition, SchedulingConfig
+from advisor.model import SLURM_CONF, BackfillParameters, Node, Partition, SchedulingConfig
 
 #: The sprio format the adapter asks for: every factor, '|'-separated (sprio(1) -o).
 SPRIO_FORMAT = "%i|%r|%u|%Y|%S|%A|%B|%F|%J|%P|%Q|%N|%T"
@@ -188,47 +188,38 @@ def parse_config(text: str) -> SchedulingConfig:
         raise BadInput("scontrol show config: no SchedulerType or PriorityType line; is this "
                        "the output of 'scontrol show config'?")
     where = "scontrol show config"
+    given = {key.lower(): value for key, value in kv.items()}
+    defaults = SchedulingConfig()
+    values = {}
+    for key, name, kind, _ in SLURM_CONF:   # (the model's table of slurm.conf keys)
+        text = given.get(key.lower())
+        if text is None or (_unset(text) and kind in ("text", "list", "tres")):
+            continue                        # Slurm's default, as the model's
+        values[name] = _config_value(text, kind, f"{where}, {key}",
+                                     getattr(defaults, name))
+    raw_sched = values.get("scheduler_parameters", {})
+    return SchedulingConfig(**values, backfill=backfill_parameters(raw_sched))
 
-    def weight(name: str) -> int:
-        return _int(kv.get(name, "0"), where)
 
-    def seconds(name: str, default: int) -> int:
-        value = slurm_duration(kv.get(name, ""), f"{where}, {name}")
-        return default if value is None else value
-
-    raw_sched = {} if _unset(kv.get("SchedulerParameters")) else \
-        dict(_setting(s) for s in kv["SchedulerParameters"].split(",") if s)
-    return SchedulingConfig(
-        priority_type=kv.get("PriorityType", "priority/basic"),
-        priority_weight_age=weight("PriorityWeightAge"),
-        priority_weight_assoc=weight("PriorityWeightAssoc"),
-        priority_weight_fairshare=weight("PriorityWeightFairShare"),
-        priority_weight_job_size=weight("PriorityWeightJobSize"),
-        priority_weight_partition=weight("PriorityWeightPartition"),
-        priority_weight_qos=weight("PriorityWeightQOS"),
-        priority_weight_tres=parse_tres_weights(kv.get("PriorityWeightTRES", "")),
-        priority_flags=_list(kv.get("PriorityFlags", "")),
-        priority_max_age=seconds("PriorityMaxAge", 7 * 86400),
-        priority_calc_period=seconds("PriorityCalcPeriod", 300),
-        priority_decay_half_life=seconds("PriorityDecayHalfLife", 7 * 86400),
-        priority_favor_small=kv.get("PriorityFavorSmall", "No").lower() in ("yes", "1"),
-        scheduler_type=kv.get("SchedulerType", "sched/backfill"),
-        scheduler_parameters=raw_sched,
-        backfill=backfill_parameters(raw_sched),
-        select_type=kv.get("SelectType", ""),
-        select_type_parameters="" if _unset(kv.get("SelectTypeParameters")) else
-        kv["SelectTypeParameters"],
-        preempt_type=kv.get("PreemptType", "preempt/none"),
-        preempt_mode=kv.get("PreemptMode", "OFF"),
-        scheduler_time_slice=seconds("SchedulerTimeSlice", 30),
-        job_submit_plugins=_list(kv.get("JobSubmitPlugins", "")),
-        over_time_limit=(seconds("OverTimeLimit", 0) // 60),
-        accounting_storage_type=kv.get("AccountingStorageType", ""),
-        state_save_location=kv.get("StateSaveLocation", ""),
-        accounting_enforce=_list(kv.get("AccountingStorageEnforce", "")),
-        def_mem_per_cpu=megabytes(kv.get("DefMemPerCPU")),
-        def_mem_per_node=megabytes(kv.get("DefMemPerNode")),
-        slurm_version=kv.get("SLURM_VERSION", ""))
+def _config_value(text: str, kind: str, where: str, default):
+    """A slurm.conf value as ``scontrol show config`` prints it, of a ``SLURM_CONF`` kind."""
+    if kind == "int":
+        return _int(text, where)
+    if kind == "tres":
+        return parse_tres_weights(text)
+    if kind == "list":
+        return _list(text)
+    if kind == "bool":
+        return text.lower() in ("yes", "1")
+    if kind in ("minutes", "seconds", "count"):
+        value = slurm_duration(text, where)
+        seconds = default * (60 if kind == "count" else 1) if value is None else value
+        return seconds // 60 if kind == "count" else seconds
+    if kind == "megabytes":
+        return megabytes(text)
+    if kind == "params":
+        return {} if _unset(text) else dict(_setting(s) for s in text.split(",") if s)
+    return text
 
 
 def parse_tres_weights(text: str) -> dict[str, float]:

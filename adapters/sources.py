@@ -1,9 +1,10 @@
 """Where a snapshot comes from: ``--from slurm[:cli|:pyslurm]`` or ``--from swf:TRACE@TIME``.
 
-The one small protocol every source meets: a spec string and options in; out, either a live
-cluster already read (its ``Snapshot``, and ``history(since)`` from slurmdbd), or a trace
-read from its file with the moment asked for (``advisor.whatif.snapshot.trace_state``
-replays it there). Errors name the problem and its fix.
+A spec string and options in; out, either a live cluster already read, which meets the
+advice's ``Source`` protocol (``advisor.whatif.advise``: its snapshot, and the history of
+the weeks before it from slurmdbd), or a trace read from its file with the moment asked for
+(``advisor.whatif.advise.TraceMoment`` replays it there). Errors name the problem and its
+fix.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from advisor.adapters import slurm_cli, slurm_pyslurm
 from advisor.adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
 from advisor.errors import BadInput
-from advisor.model import Snapshot, Workload
+from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
 from advisor.adapters.swf import resolve_trace
 
 SPECS = "slurm, slurm:cli, slurm:pyslurm or swf:TRACE@TIME"
@@ -32,11 +33,19 @@ class SourceOptions:
 
 @dataclass(frozen=True)
 class LiveCluster:
-    snapshot: Snapshot
-    commands: slurm_cli.SlurmCommands
+    """A live cluster, read when it was opened (``read``)."""
 
-    def history(self, since: int) -> pd.DataFrame:
-        """The jobs that finished since ``since`` (sacct)."""
+    name: str
+    read: Snapshot
+    commands: slurm_cli.SlurmCommands
+    live = True
+
+    def snapshot(self) -> Snapshot:
+        return self.read
+
+    def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
+        """The jobs that finished in the ``weeks`` before ``snapshot`` (sacct)."""
+        since = snapshot.time - weeks * SECONDS_PER_WEEK
         history = slurm_cli.finished_jobs(since, self.commands)
         return history[history["submit"] >= since].reset_index(drop=True)
 
@@ -52,9 +61,10 @@ def open_source(spec: str, options: SourceOptions = SourceOptions()) -> LiveClus
     if kind == "slurm":
         adapter = rest or ("pyslurm" if slurm_pyslurm.available() else "cli")
         if adapter == "cli":
-            return LiveCluster(slurm_cli.snapshot(options.commands), options.commands)
+            return LiveCluster(spec, slurm_cli.snapshot(options.commands), options.commands)
         if adapter == "pyslurm":
-            return LiveCluster(slurm_pyslurm.snapshot(options.commands), options.commands)
+            return LiveCluster(spec, slurm_pyslurm.snapshot(options.commands),
+                               options.commands)
         raise BadInput(f"unknown Slurm adapter '{adapter}' in --from {spec}; use {SPECS}")
     if kind == "swf":
         trace, at, moment = rest.rpartition("@")

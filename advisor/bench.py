@@ -175,13 +175,15 @@ def orderings_figures() -> dict:
     from advisor.engine import Estimates
     from advisor.model import SECONDS_PER_WEEK
     from advisor.plugins.spec import parse_policy
-    from advisor.whatif.candidates import history_limits
+    from advisor.settings import DEFAULTS
     from advisor.whatif.hindsight import FixedTask, fixed_starts
+    from advisor.whatif.online import trace_history
 
     weeks, first = ORDERING_WINDOW
     window, prior = _window("SDSC-BLUE", first, weeks * SECONDS_PER_WEEK)
-    tasks = {spec: FixedTask(window, Estimates(), 86400, parse_policy(spec),
-                             history_limits(prior)) for spec in ORDERINGS}
+    history = trace_history(prior, DEFAULTS.history_weeks)
+    tasks = {spec: FixedTask(window, Estimates(), 86400, parse_policy(spec), history)
+             for spec in ORDERINGS}
     fixed_starts(tasks[ORDERINGS[0]])
     seconds = {}
     for spec, task in tasks.items():
@@ -285,7 +287,7 @@ def cold_compile() -> dict:
                 "t = time.perf_counter(); run(a, EngineConfig()); "
                 "print(time.perf_counter() - t)\n")
     every = ("import time\n"
-             "from advisor.engine.warmup import compile_all\n"
+             "from advisor.plugins.warmup import compile_all\n"
              "t = time.perf_counter(); compile_all(); print(time.perf_counter() - t)\n")
     out = {}
     for key, code in (("textbook_s", textbook), ("all_s", every)):

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
                                 _estimates, _progress, _shares, _trace_input,
                                 _with_accounts)
-from advisor.cli_studies import (cmd_classes, cmd_coscheduling, cmd_plans, cmd_queues,
-                                 cmd_timeshare, cmd_tune)
 from advisor.errors import AdvisorError, BadInput
 
 if TYPE_CHECKING:
@@ -51,18 +49,22 @@ def _commands(args):
 
 
 def _settings(args, **changes):
+    """The Settings the options give (``cli_args._recommend_options`` made one option per
+    setting): specs parsed, then ``changes``."""
+    from dataclasses import fields
+
     from advisor.plugins.spec import parse_policy
     from advisor.settings import Settings
-    policies = tuple(parse_policy(s) for s in args.candidate) if args.candidate else None
-    given = dict(objective=args.objective, samples=args.samples, horizon=args.horizon,
-                 horizon_max=args.horizon_max, seed=args.seed, risk=args.risk,
-                 min_gain=args.min_gain, min_wins=args.min_wins, trigger=args.trigger,
-                 history_weeks=args.history_weeks,
-                 conservative_up_to=args.conservative_up_to, policies=policies,
-                 reference=parse_policy(args.reference) if args.reference else None,
-                 history_floor=not args.no_history_floor, past=not args.no_past,
-                 dwell=args.dwell, race=args.race,
-                 replace_site_policy=args.replace_site_policy)
+    given = {}
+    for f in fields(Settings):
+        if not f.metadata or not hasattr(args, f.name):
+            continue
+        value = getattr(args, f.name)
+        if f.metadata["kind"] == "spec" and value:
+            value = parse_policy(value)
+        elif f.metadata["kind"] == "specs":
+            value = tuple(parse_policy(s) for s in value) if value else None
+        given[f.name] = value
     settings = Settings(**{**given, **changes})
     settings.check()
     return settings
@@ -168,14 +170,13 @@ def _online(args, out: Console) -> int:
 def _against_static(args, out: Console, workload, every, settings, baseline, estimates,
                     prior, first) -> int:
     from advisor.views.hindsight import advice_bench_table
-    from advisor.whatif.candidates import history_limits
     from advisor.whatif.hindsight import advice_bench
     executor = _executor(args)
     try:
         with _progress("runs") as on_progress:
             bench = advice_bench(workload, every, settings, executor, baseline, estimates,
-                                 history_limits(prior), lambda what, done, n:
-                                 on_progress(done, n), prior=prior, first=first)
+                                 lambda what, done, n: on_progress(done, n), prior=prior,
+                                 first=first)
     finally:
         executor.close()
     if args.plot:
@@ -190,13 +191,14 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
     return EXIT_OK
 
 
-def _snapshot(args):
-    """The snapshot ``--from`` names, and its source: a live cluster read, or a trace
-    replayed to the moment under ``--policy`` (parsed first, before any reading)."""
-    from advisor.adapters.sources import LiveCluster, SourceOptions, open_source
+def _source(args):
+    """The source ``--from`` names (``advisor.whatif.advise.Source``): a live cluster, read
+    now, or a trace to be replayed to the moment under ``--policy`` (parsed first, before
+    any reading)."""
+    from advisor.adapters.sources import SourceOptions, TraceAt, open_source
     from advisor.plugins.spec import parse_policy
     from advisor.units import parse_moment
-    from advisor.whatif.snapshot import trace_snapshot
+    from advisor.whatif.advise import TraceMoment
     from advisor.whatif.trace_accounts import baseline_spec
     policy = parse_policy(args.policy) if args.policy else None
     shares = _shares(args)
@@ -204,31 +206,21 @@ def _snapshot(args):
         raise BadInput("--fair-share makes a trace's groups accounts; a live cluster has "
                        "its own (sshare): use it with --from swf:TRACE@TIME")
     source = open_source(args.source, SourceOptions(commands=_commands(args)))
-    if isinstance(source, LiveCluster):
-        return source.snapshot, source
+    if not isinstance(source, TraceAt):
+        return source
     workload = _with_accounts(args, source.workload, shares)
-    source = replace(source, workload=workload)
-    moment = parse_moment(source.moment, workload.header)
-    _compile_notice()
-    return trace_snapshot(workload, policy or parse_policy(baseline_spec(workload)),
-                          moment), source
-
-
-def _history(snap, source, weeks: int):
-    """The jobs finished over the ``weeks`` before the snapshot: sacct's, or the trace's."""
-    from advisor.adapters.sources import LiveCluster
-    from advisor.model import SECONDS_PER_WEEK
-    from advisor.whatif.snapshot import trace_history
-    if isinstance(source, LiveCluster):
-        return source.history(snap.time - weeks * SECONDS_PER_WEEK)
-    return trace_history(source.workload, snap, weeks)
+    return TraceMoment(args.source, workload, policy or parse_policy(baseline_spec(workload)),
+                       parse_moment(source.moment, workload.header))
 
 
 def cmd_snapshot(args, out: Console) -> int:
     from advisor.views.report import snapshot_view
     if args.out:
         _check_output(args.out)
-    snap, _ = _snapshot(args)
+    source = _source(args)
+    if not source.live:
+        _compile_notice()   # a trace is replayed to the moment
+    snap = source.snapshot()
     doc = snap.to_dict()
     if args.out:
         from advisor.adapters.files import atomic_write
@@ -273,8 +265,8 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
 def cmd_recommend(args, out: Console) -> int:
     from advisor.adapters.store import Store, default_path, run_lock
     from advisor.views.advice import cluster_dict, recommendation_view
-    from advisor.whatif.recommend import recommend
-    from advisor.whatif.slurmconf import WRITTEN, change_for
+    from advisor.whatif.advise import advise
+    from advisor.whatif.slurmconf import WRITTEN
     settings = _settings(args)
     if args.apply and not args.source.startswith("slurm"):
         raise BadInput("--apply needs a live cluster (--from slurm); a trace has no "
@@ -288,19 +280,15 @@ def cmd_recommend(args, out: Console) -> int:
                                               default_path()).with_suffix(".lock")
     failure = None
     with run_lock(lock):
-        snap, source = _snapshot(args)
-        history = _history(snap, source, settings.history_weeks)
-        previous, since = (store.last_change(args.source) if store else None) or (None, None)
+        source = _source(args)
         _compile_notice()
         executor = _executor(args)
         try:
             with _progress("simulating") as on_progress:
-                rec = recommend(snap, history, settings, executor, previous, on_progress,
-                                in_effect_since=since)
+                advice = advise(source, settings, executor, store, on_progress)
         finally:
             executor.close()
-        chosen = rec.candidates[rec.chosen]
-        change = change_for(chosen, snap) if rec.change else None
+        rec, change, snap = advice.recommendation, advice.change, advice.snapshot
         code = EXIT_CHANGE if rec.change else EXIT_OK
         doc = {**rec.as_dict(), "source": args.source, "cluster": cluster_dict(snap),
                "change_detail": change.as_dict() if change else None}
@@ -386,7 +374,7 @@ def cmd_compile(args, out: Console) -> int:
     start = time.monotonic()
     was = engine_compiled()
     if not was:
-        from advisor.engine.warmup import compile_all
+        from advisor.plugins.warmup import compile_all
         compile_all()
     doc = {"cache": str(cache_folder()), "compiled_now": not was,
            "seconds": round(time.monotonic() - start, 1)}
@@ -412,15 +400,13 @@ def cmd_bench(args, out: Console) -> int:
 
 
 
-COMMANDS = {"replay": cmd_replay, "tune": cmd_tune, "queues": cmd_queues, "plans": cmd_plans,
-            "snapshot": cmd_snapshot, "recommend": cmd_recommend, "report": cmd_report,
-            "history": cmd_history, "policies": cmd_policies, "bench": cmd_bench,
-            "classes": cmd_classes, "coscheduling": cmd_coscheduling,
-            "timeshare": cmd_timeshare, "compile": cmd_compile}
+COMMANDS = {"replay": cmd_replay, "snapshot": cmd_snapshot,
+            "recommend": cmd_recommend, "report": cmd_report, "history": cmd_history,
+            "policies": cmd_policies, "bench": cmd_bench, "compile": cmd_compile}
 
 
 #: the commands that use policy plugins: they load (and check) every plugin before any work
-USES_PLUGINS = ("replay", "tune", "plans", "snapshot", "recommend", "policies")
+USES_PLUGINS = ("replay", "snapshot", "recommend", "policies")
 
 
 def _on_sigterm(signum, frame):
@@ -465,10 +451,16 @@ def _run(argv: list[str] | None) -> int:
     # off a terminal (a file, a pipe, cron's mail) rich takes COLUMNS, else 80: the views
     # lay their tables out for the width they get and never cut a figure
     out = Console()
-    if args.command in USES_PLUGINS:
+    run = COMMANDS.get(args.command)
+    uses_plugins = args.command in USES_PLUGINS
+    if run is None:              # a family's command (advisor.cli_plugins)
+        from advisor.cli_plugins import commands
+        family = next(c for c in commands() if c.name == args.command)
+        run, uses_plugins = family.run, family.uses_plugins
+    if uses_plugins:
         from advisor.plugins.registry import registry
         registry()
-    return COMMANDS[args.command](args, out)
+    return run(args, out)
 
 
 def _fail(e: AdvisorError) -> int:

@@ -4,22 +4,17 @@ and the defaults that configuration files give (adapters/config.py). No work is 
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 
 from advisor import __version__
 from advisor.cli_types import (Parser, count, date_moment, duration, estimates, moment,
                                number, one_of, since_moment)
-from advisor.settings import DEFAULTS, OBJECTIVES
+from advisor.settings import Settings
 from advisor.units import format_duration
 
 #: one example per command, shown at the end of its --help
 EXAMPLES = {
     "replay": "advisor replay CTC-SP2 --policy easy:FCFS:FCFS --policy easy:SPF:SPF:T=20h",
-    "plans": "advisor plans SDSC-BLUE --since 2000-07-01 --until 2000-08-01 --bins PLAN2",
-    "tune": "advisor tune KTH-SP2 --weeks 50 --threshold 20h --plot tune.png",
-    "queues": "advisor queues KTH-SP2 --trigger 100 --weeks-ahead 2 --plot queues.png",
-    "classes": "advisor classes SDSC-BLUE --busy 0.9 --idle 0.5",
-    "coscheduling": "advisor coscheduling --json",
-    "timeshare": "advisor timeshare SDSC-BLUE --since 2001-03-01 --until 2001-04-01 --mpl 2",
     "snapshot": "advisor snapshot --from swf:KTH-SP2@1996-12-09T13:00",
     "recommend": "advisor recommend --from swf:KTH-SP2@150d --write change/",
     "report": "advisor report --last 10 --plot report.png",
@@ -30,7 +25,7 @@ EXAMPLES = {
 }
 
 
-def _trace_options(p: argparse.ArgumentParser, since_note: str = "") -> None:
+def trace_options(p: argparse.ArgumentParser, since_note: str = "") -> None:
     """What every command that plays a trace takes, with the same meaning everywhere."""
     p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
                    "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE, LLNL-Atlas); default: "
@@ -59,14 +54,6 @@ def _trace_options(p: argparse.ArgumentParser, since_note: str = "") -> None:
                    help="keep jobs with no processors or a negative runtime (they fail)")
     p.add_argument("--seed", type=count(0), default=0, help="seed of every random draw")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-
-
-def _class_options(p: argparse.ArgumentParser) -> None:
-    """The CPU-efficiency thresholds of the job classes (studies.share_classes)."""
-    p.add_argument("--busy", type=number(0, 1), default=0.9, help="CPU efficiency at or "
-                   "above which a job is 'busy' (keeps its CPUs busy; default 0.9)")
-    p.add_argument("--idle", type=number(0, 1), default=0.5, help="CPU efficiency below "
-                   "which a job is 'idle' (its CPUs idle over half the time; default 0.5)")
 
 
 def _slurm_options(p: argparse.ArgumentParser) -> None:
@@ -100,55 +87,25 @@ def _source_options(p: argparse.ArgumentParser) -> None:
 
 
 def _recommend_options(p: argparse.ArgumentParser) -> None:
-    """How candidates are simulated and judged: recommend, and replay --online."""
-    p.add_argument("--candidate", action="append", metavar="SPEC", help="simulate this "
-                   "policy (repeatable; default: the grid of 'advisor policies')")
-    d = DEFAULTS
-    p.add_argument("--objective", default=d.objective, type=one_of(*OBJECTIVES),
-                   help=f"what to improve: {', '.join(OBJECTIVES)} (default {d.objective})")
-    p.add_argument("--samples", type=count(0), default=d.samples,
-                   help=f"sampled futures (default {d.samples}; 0: the past replayed alone)")
-    p.add_argument("--horizon", default=d.horizon, type=duration(60),
-                   help=f"simulated future (default {format_duration(d.horizon)})")
-    p.add_argument("--horizon-max", default=d.horizon_max, type=duration(0),
-                   help="the horizon grows to the queue's drain time (its jobs' limits in "
-                   f"CPU-seconds over the CPUs) up to this (default "
-                   f"{format_duration(d.horizon_max)}; 0: fixed)")
-    p.add_argument("--risk", type=number(1), default=d.risk, help="MaxWait and p95 wait may "
-                   "grow to this factor of the configuration in effect's (or --reference's),"
-                   f" and no job's wait past its longest wait by more (default {d.risk:g})")
-    p.add_argument("--reference", metavar="SPEC", help="risk limits against this policy "
-                   "(default: the configuration in effect; replay --online: its --policy "
-                   "baseline), and no lower than --risk times its MaxWait and p95 wait on "
-                   "the last --history-weeks of history, replayed")
-    p.add_argument("--no-history-floor", action="store_true", help="risk limits against "
-                   "the reference's futures alone, not floored by its replayed history")
-    p.add_argument("--min-gain", type=number(0), default=d.min_gain, help="relative gain "
-                   f"needed, 0.05 for 5%% (default {d.min_gain:g})")
-    p.add_argument("--min-wins", type=number(0, 1), default=d.min_wins, help="share of "
-                   "the weeks replayed (and of the samples, for a candidate without a "
-                   f"replay) the gain must hold in, 0 to 1 (default {d.min_wins:g})")
-    p.add_argument("--trigger", type=number(0), metavar="T", help="simulate only when the "
-                   "queue's bounded slowdown exceeds T (Lawson and Smirni's trigger)")
-    p.add_argument("--history-weeks", type=count(1), default=d.history_weeks,
-                   help=f"weeks of finished jobs that futures are drawn from and that are "
-                   f"replayed under each candidate (default {d.history_weeks})")
-    p.add_argument("--no-past", action="store_true", help="judge on the sampled futures "
-                   "alone, not also on the last --history-weeks replayed")
-    p.add_argument("--dwell", default=d.dwell, type=duration(0), help="recommend a change "
-                   "at most this often unless the evidence is overwhelming (default "
-                   f"{format_duration(d.dwell)}; 0: any day)")
-    p.add_argument("--race", type=count(0), default=d.race, metavar="N", help="sample "
-                   "futures only for the N candidates best on the past replayed (and the "
-                   f"configuration in effect and the reference), drop those clearly behind "
-                   f"after 2 samples (default {d.race}; 0: no race, all on every sample)")
-    p.add_argument("--conservative-up-to", type=count(0), default=d.conservative_up_to,
-                   metavar="N", help="the default grid simulates conservative backfilling "
-                   "and plans only while at most N jobs are pending (default "
-                   f"{d.conservative_up_to}: beyond, seconds per simulation or plan)")
-    p.add_argument("--replace-site-policy", action="store_true", help="let candidates "
-                   "change the site's fair-share, QOS, association or partition priority "
-                   "weights (default: such candidates are left out, never recommended)")
+    """How candidates are simulated and judged: recommend, and replay --online. One option
+    per setting (``advisor.settings.option``), with its default, bounds and help."""
+    for f in fields(Settings):
+        meta = f.metadata
+        if not meta or (meta["flag"] or _flag(f.name)) in p._option_string_actions:
+            continue       # a study's knob, or an option the command has already (--seed)
+        flag = meta["flag"] or _flag(f.name)
+        shown = format_duration(f.default) if meta["kind"] == "duration" else \
+            f"{f.default:g}" if isinstance(f.default, float) else f.default
+        help = meta["help"].format(default=shown, choices=", ".join(meta["choices"]))
+        extra = {"metavar": meta["metavar"]} if meta["metavar"] else {}
+        if meta["kind"] == "switch":
+            p.add_argument(flag, dest=f.name, default=f.default, help=help,
+                           action="store_false" if f.default else "store_true")
+        elif meta["kind"] == "specs":
+            p.add_argument(flag, dest=f.name, action="append", help=help, **extra)
+        else:
+            p.add_argument(flag, dest=f.name, default=f.default, help=help,
+                           type=_TYPES[meta["kind"]](meta), **extra)
     p.add_argument("--executor", default="auto", type=one_of(*EXECUTORS),
                    help="where simulations run: auto (Ray if installed, else processes), "
                    "serial, process or ray")
@@ -158,6 +115,17 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-dashboard", action="store_true", help="the embedded Ray starts "
                    "its dashboard too (default: not)")
 
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+#: each kind of setting's type: a checker of the value as written (``advisor.cli_types``)
+_TYPES = {"count": lambda m: count(m["low"], m["high"]),
+          "number": lambda m: number(m["low"], m["high"]),
+          "duration": lambda m: duration(m["low"]),
+          "choice": lambda m: one_of(*m["choices"]),
+          "spec": lambda m: str}
 
 EXECUTORS = ("auto", "serial", "process", "ray")
 #: what replay plays when no --policy is given
@@ -174,15 +142,15 @@ def build_parser() -> argparse.ArgumentParser:
                         version=f"%(prog)s (slurm-policy-advisor) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:
+    def command(name: str, help: str, example: str = "") -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
-                              epilog="example: " + EXAMPLES[name])
+                              epilog="example: " + (example or EXAMPLES[name]))
 
     p = command("replay", "simulate a trace under one or many policies")
-    _trace_options(p, "; with --online, the jobs finished before it are the advisor's "
+    trace_options(p, "; with --online, the jobs finished before it are the advisor's "
                    "history at the start, as sacct's would be")
     p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="BACKFILL[:PRIMARY[:SECONDARY]][:key=value], e.g. easy:SPF:SPF, "
+                   help="a policy in its short form, e.g. easy:SPF:SPF, "
                         "easy:FCFS:FCFS:T=20h, conservative:FCFS, or family/name[:key=value] "
                         "parts joined by + (repeatable; see 'advisor policies'; the labels "
                         "the output prints, e.g. 'EASY-SPF-SPF T=20h', are accepted too; "
@@ -211,80 +179,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "per week of the baseline, the best static runs, the picks and the advice")
     _fair_share_options(p, "--online")
     _recommend_options(p)
-
-    p = command("tune", "choose an ordering on resampled weeks of one half of a trace and "
-                "test it on the other (Lelong et al.'s tuning study)")
-    _trace_options(p)
-    p.add_argument("--weeks", type=count(1), default=250, help="weeks resampled per half "
-                   "(default 250)")
-    p.add_argument("--threshold", action="append", default=[], metavar="T",
-                   type=duration(60), help="also evaluate the 49 policies with this queue "
-                   "threshold, at least a minute, as threshold/queue's T (e.g. 20h; "
-                   "repeatable)")
-    p.add_argument("--workers", type=count(1), help="local worker processes (default: all "
-                   "cores)")
-    p.add_argument("--plot", metavar="PNG", help="write a plot of every policy's train and "
-                   "test results, the best named")
-
-    p = command("queues", "runtime-class queues, fixed and chosen online, against one "
-                "queue, week by week (Lawson and Smirni's study)")
-    _trace_options(p)
-    p.add_argument("--trigger", type=number(0), default=10.0, metavar="T",
-                   help="the queue's bounded slowdown above which a test is run (default 10)")
-    p.add_argument("--weeks-ahead", type=count(1), default=1, metavar="L",
-                   help="weeks each test simulates (default 1)")
-    p.add_argument("--parts", type=count(1, 8), default=4, help="the fixed number of "
-                   "queues compared, 1 to 8, as queues/runtime's P (default 4)")
-    p.add_argument("--futures", type=one_of("hindsight", "sampled"), default="hindsight",
-                   help="hindsight: each test replays the trace's own next weeks (as the "
-                   "study did); sampled: futures drawn from the finished jobs only, as a "
-                   "live cluster would have them (default hindsight)")
-    p.add_argument("--samples", type=count(1), default=4, help="sampled futures per test "
-                   "(default 4)")
-    p.add_argument("--plot", metavar="PNG", help="write the gain per week as a plot")
-
-    p = command("plans", "plans of the whole queue by simulated annealing against "
-                "EASY-FCFS-FCFS, month by month (Zheng et al.'s study)")
-    _trace_options(p)
-    p.add_argument("--policy", action="append", metavar="SPEC", help="a plan or any policy "
-                   "to compare (repeatable; default plan1, plan2, plan3)")
-    p.add_argument("--bins", metavar="LABEL", help="also list the wait by job size and "
-                   "runtime of this run against EASY-FCFS-FCFS, e.g. PLAN2")
-    p.add_argument("--plot", metavar="PNG", help="write that table as heatmaps (of --bins, "
-                   "default PLAN2)")
-
-    p = command("classes", "which jobs would share CPUs: the jobs of a trace classed by "
-                "CPU efficiency (SWF field 6, the CPU time, over the runtime)")
-    _trace_options(p)
-    _class_options(p)
-
-    p = command("coscheduling", "gang scheduling, spin-block and flexible coscheduling on "
-                "four synthetic workloads, a process-level model checked against the "
-                "published tables (Frachtenberg et al.)")
-    p.add_argument("--seed", type=count(0), default=0, help="seed of the local schedulers' "
-                   "noise")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-
-    p = command("timeshare", "what a gang-scheduled partition for the users whose jobs idle "
-                "their CPUs would do to waits and response times, against the whole machine "
-                "space-shared")
-    _trace_options(p, "; users are classed by the jobs before it (without --since, by the "
-                   "whole trace)")
-    p.add_argument("--share", type=number(0, above=True), default=0.25, help="fraction of "
-                   "the CPUs given to the time-sliced partition, above 0 and at most 0.75, "
-                   "as timeshare/gang's share (default 0.25)")
-    p.add_argument("--mpl", type=count(2), default=2, help="jobs per CPU in the time-sliced "
-                   "partition, 2 to 8 (OverSubscribe=FORCE:mpl, as timeshare/gang's mpl; "
-                   "default 2)")
-    p.add_argument("--slice", type=duration(1), default=30, help="SchedulerTimeSlice, 5 s to "
-                   "65533 s (as timeshare/gang's slice; default 30s, Slurm's)")
-    p.add_argument("--switch", type=number(0), default=0.5, help="progress lost at each "
-                   "switch of a shared CPU, in seconds (default 0.5)")
-    p.add_argument("--route", type=one_of("idle", "idle,mixed"), default="idle",
-                   help="whose jobs go to the time-sliced partition: idle (the users whose "
-                   "jobs leave their CPUs idle over half the time) or idle,mixed (also those "
-                   "that wait part of the time), as timeshare/gang's route (default idle)")
-    _class_options(p)
 
     p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
                 "replayed up to a moment")
@@ -359,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the cold compilations (about a minute)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON "
                    "document")
+
+    from advisor.cli_plugins import commands, refused
+    for c in commands():         # the families' own (advisor.cli_plugins)
+        if c.name in sub.choices:
+            raise refused(c, "takes the name of a built-in command")
+        c.add_arguments(command(c.name, c.help, c.example))
     return parser
 
 

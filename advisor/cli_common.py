@@ -102,7 +102,7 @@ def _compile_notice() -> None:
     from advisor.engine.cache import engine_compiled
     if engine_compiled():
         return
-    from advisor.engine.warmup import compile_all
+    from advisor.plugins.warmup import compile_all
     sys.stderr.write("advisor: compiling the simulator once for this machine (about a "
                      "minute; later runs reuse it)...\n")
     sys.stderr.flush()

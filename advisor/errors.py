@@ -31,6 +31,10 @@ class TraceFormatError(BadInput):
         super().__init__(msg)
 
 
+class PluginRefused(BadInput):
+    """An installed plugin (a policy or a command) does not meet its contract."""
+
+
 class SourceUnavailable(AdvisorError):
     """A source the advisor needs (a file, a daemon, a command) cannot be reached."""
 

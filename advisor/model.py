@@ -36,6 +36,7 @@ SECONDS_PER_WEEK = 7 * 24 * 3600
 #: what a job without any time limit plans with: a year, as Slurm's YEAR_MINUTES stands in
 #: for INFINITE (the one definition; the engine, the Slurm forms and Lua use it)
 UNLIMITED_MINUTES = 365 * 24 * 60
+UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
 #: The partition every job of a trace runs in: traces of the Archive know one machine.
 TRACE_PARTITION = "batch"
 #: The columns of a history table, the finished jobs futures are drawn from (times in the
@@ -182,6 +183,18 @@ class Partition:
     default: bool = False
     state: str = "UP"
     preempt_mode: str | None = None  # the partition's own PreemptMode (None: the cluster's)
+
+    @property
+    def sharing(self) -> int:
+        """How many jobs may share a CPU (OverSubscribe=FORCE:N or YES:N; 1: none)."""
+        head, _, count = self.oversubscribe.upper().partition(":")
+        if head not in ("FORCE", "YES"):
+            return 1
+        return int(count) if count.isdigit() else OVERSUBSCRIBE_DEFAULT
+
+
+#: Slurm's count when OverSubscribe=FORCE or YES names none
+OVERSUBSCRIBE_DEFAULT = 4
 
 
 @dataclass(frozen=True)
@@ -372,6 +385,46 @@ class SchedulingConfig:
         return bool({"limits", "safe"} & {e.lower() for e in self.accounting_enforce})
 
 
+#: The slurm.conf keys of ``SchedulingConfig``, each with its field and how its value is
+#: written: "text", "int", "tres" (CPU=1000,Mem=2000), "list" (a,b), "bool" (YES/NO),
+#: "minutes" (a duration the field holds in seconds, slurm.conf in minutes), "seconds",
+#: "count" (a number of minutes kept as is), "megabytes", and "params" (SchedulerParameters,
+#: whose typed settings are the ``backfill`` field's). ``advisor.adapters.slurm_text``
+#: reads them from ``scontrol show config``, ``advisor.whatif.slurmconf`` writes the ones a
+#: candidate may change (``written``).
+SLURM_CONF = (
+    # key, field, kind, written
+    ("SchedulerType", "scheduler_type", "text", True),
+    ("SchedulerParameters", "scheduler_parameters", "params", True),
+    ("PriorityType", "priority_type", "text", True),
+    ("PriorityWeightAge", "priority_weight_age", "int", True),
+    ("PriorityWeightAssoc", "priority_weight_assoc", "int", True),
+    ("PriorityWeightFairshare", "priority_weight_fairshare", "int", True),
+    ("PriorityWeightJobSize", "priority_weight_job_size", "int", True),
+    ("PriorityWeightPartition", "priority_weight_partition", "int", True),
+    ("PriorityWeightQOS", "priority_weight_qos", "int", True),
+    ("PriorityWeightTRES", "priority_weight_tres", "tres", True),
+    ("PriorityFlags", "priority_flags", "list", True),
+    ("PriorityMaxAge", "priority_max_age", "minutes", True),
+    ("PriorityCalcPeriod", "priority_calc_period", "minutes", True),
+    ("PriorityDecayHalfLife", "priority_decay_half_life", "minutes", True),
+    ("PriorityFavorSmall", "priority_favor_small", "bool", True),
+    ("SelectType", "select_type", "text", True),
+    ("SelectTypeParameters", "select_type_parameters", "text", True),
+    ("PreemptType", "preempt_type", "text", True),
+    ("PreemptMode", "preempt_mode", "text", True),
+    ("SchedulerTimeSlice", "scheduler_time_slice", "seconds", True),
+    ("OverTimeLimit", "over_time_limit", "count", True),
+    ("JobSubmitPlugins", "job_submit_plugins", "list", True),
+    ("AccountingStorageType", "accounting_storage_type", "text", False),
+    ("StateSaveLocation", "state_save_location", "text", False),
+    ("AccountingStorageEnforce", "accounting_enforce", "list", False),
+    ("DefMemPerCPU", "def_mem_per_cpu", "megabytes", False),
+    ("DefMemPerNode", "def_mem_per_node", "megabytes", False),
+    ("SLURM_VERSION", "slurm_version", "text", False),
+)
+
+
 @dataclass(frozen=True)
 class Qos:
     """A QOS (sacctmgr show qos). Limits: -1 none; TRES limits by TRES name (``cpu``,
@@ -490,3 +543,22 @@ def _value(hint, value):
     if origin is dict:
         return dict(value)
     return value
+
+
+def planned_limit(time_limit: int | None, partition: Partition | None) -> int:
+    """The limit (s) Slurm plans a job with (F6): its own, else its partition's
+    DefaultTime, else MaxTime, else a year (``UNLIMITED_SECONDS``). slurmctld sets it at
+    submission, so every part of the advisor reads it here (job_submit.lua's
+    ``limit_minutes`` is the same rule in Lua, ``advisor.plugins.enactment``)."""
+    if time_limit is not None:
+        return time_limit
+    if partition is not None and partition.default_time is not None:
+        return partition.default_time
+    if partition is not None and partition.max_time is not None:
+        return partition.max_time
+    return UNLIMITED_SECONDS
+
+
+def job_limit(job: Job, cluster: Cluster) -> int:
+    """``planned_limit`` of ``job`` in its partition on ``cluster``."""
+    return planned_limit(job.time_limit, cluster.partition(job.partition))

@@ -1,9 +1,10 @@
-"""How a recommendation is judged (``Settings``), with its defaults in one place: the
-recommender, the command line's parser and its help all read them here. Light on purpose
+"""How a recommendation is judged (``Settings``), each setting with its default, bounds and
+help in one place: the recommender reads them, and the command line makes its options and
+their help from them (``advisor.cli_args``). Light on purpose
 (no numpy, no engine), so that ``advisor --help`` imports nothing heavy."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from advisor.errors import BadInput
@@ -17,28 +18,81 @@ OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
 LONG_QUEUE = 1000
 
 
+def option(default, help: str, kind: str = "", low=None, high=None, choices=(),
+           flag: str = "", metavar: str = ""):
+    """A setting the command line takes (``advisor.cli_args`` makes each option from this):
+    its default, its help (``{default}`` is replaced by the default as a user writes it),
+    its ``kind`` ("count", "number", "duration", "choice", "spec", "specs", "switch"), the
+    bounds a value must keep (``low``, ``high``: at least, at most), and the option's name
+    when it is not the setting's (``flag``: "--no-past" sets ``past`` to False)."""
+    return field(default=default, metadata={
+        "help": help, "kind": kind, "low": low, "high": high, "choices": choices,
+        "flag": flag, "metavar": metavar})
+
+
 @dataclass(frozen=True)
 class Settings:
-    objective: str = "avg_bsld"
-    samples: int = 8
-    horizon: int = 86400
-    horizon_max: int = 3 * 86400  # the horizon grows to the queue's drain time, up to this
-    seed: int = 0
-    risk: float = 1.5
-    min_gain: float = 0.05
-    min_wins: float = 0.75
-    trigger: float | None = None
-    history_weeks: int = 4
-    policies: tuple[Policy, ...] | None = None   # None: the default grid
-    conservative_up_to: int = LONG_QUEUE   # the default grid's long queue, in pending jobs
-    reference: Policy | None = None        # risk limits against this policy (None: current)
-    history_floor: bool = True             # ... and no lower than it gives on the history
-    past: bool = True          # the last history_weeks replayed under each candidate, weighed
-    dwell: int = 7 * 86400     # a change at most this often, unless the evidence overwhelms
-    race: int = 6              # futures for the best this many by the past (0: for all)
-    steady: bool = True        # the past's gain must hold in min_wins of its weeks
+    objective: str = option("avg_bsld", "what to improve: {choices} (default {default})",
+                            "choice", choices=OBJECTIVES)
+    samples: int = option(8, "sampled futures (default {default}; 0: the past replayed "
+                          "alone)", "count", 0)
+    horizon: int = option(86400, "simulated future (default {default})", "duration", 60)
+    horizon_max: int = option(3 * 86400, "the horizon grows to the queue's drain time (its "
+                              "jobs' limits in CPU-seconds over the CPUs) up to this "
+                              "(default {default}; 0: fixed)", "duration", 0)
+    seed: int = option(0, "seed of every random draw", "count", 0)
+    risk: float = option(1.5, "MaxWait and p95 wait may grow to this factor of the "
+                         "configuration in effect's (or --reference's), and no job's wait "
+                         "past its longest wait by more (default {default})", "number", 1)
+    min_gain: float = option(0.05, "relative gain needed, 0.05 for 5%% (default {default})",
+                             "number", 0)
+    min_wins: float = option(0.75, "share of the weeks replayed (and of the samples, for a "
+                             "candidate without a replay) the gain must hold in, 0 to 1 "
+                             "(default {default})", "number", 0, 1)
+    trigger: float | None = option(None, "simulate only when the queue's bounded slowdown "
+                                   "exceeds T (Lawson and Smirni's trigger)", "number", 0,
+                                   metavar="T")
+    history_weeks: int = option(4, "weeks of finished jobs that futures are drawn from and "
+                                "that are replayed under each candidate (default {default})",
+                                "count", 1)
+    #: None: the default grid
+    policies: tuple[Policy, ...] | None = option(
+        None, "simulate this policy (repeatable; default: the grid of 'advisor policies')",
+        "specs", flag="--candidate", metavar="SPEC")
+    #: the default grid's long queue, in pending jobs
+    conservative_up_to: int = option(
+        LONG_QUEUE, "the candidates whose simulations cost seconds on a long queue "
+        "('advisor policies' says which) are in the default grid only while at most N jobs "
+        "are pending (default {default})", "count", 0, metavar="N")
+    #: risk limits against this policy (None: the configuration in effect)
+    reference: Policy | None = option(
+        None, "risk limits against this policy (default: the configuration in effect; "
+        "replay --online: its --policy baseline), and no lower than --risk times its "
+        "MaxWait and p95 wait on the last --history-weeks of history, replayed", "spec",
+        metavar="SPEC")
+    #: ... and no lower than it gives on the history
+    history_floor: bool = option(True, "risk limits against the reference's futures alone, "
+                                 "not floored by its replayed history", "switch",
+                                 flag="--no-history-floor")
+    #: the last history_weeks replayed under each candidate, weighed
+    past: bool = option(True, "judge on the sampled futures alone, not also on the last "
+                        "--history-weeks replayed", "switch", flag="--no-past")
+    #: a change at most this often, unless the evidence overwhelms
+    dwell: int = option(7 * 86400, "recommend a change at most this often unless the "
+                        "evidence is overwhelming (default {default}; 0: any day)",
+                        "duration", 0)
+    #: futures for the best this many by the past (0: for all)
+    race: int = option(6, "sample futures only for the N candidates best on the past "
+                       "replayed (and the configuration in effect and the reference), drop "
+                       "those clearly behind after 2 samples (default {default}; 0: no "
+                       "race, all on every sample)", "count", 0, metavar="N")
+    #: the past's gain must hold in min_wins of its weeks (no option: a study's knob)
+    steady: bool = True
     #: candidates may change the site's fair-share, QOS, association or partition weights
-    replace_site_policy: bool = False
+    replace_site_policy: bool = option(
+        False, "let candidates change the site's fair-share, QOS, association or partition "
+        "priority weights (default: such candidates are left out, never recommended)",
+        "switch")
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -1,5 +1,6 @@
 """Durations as people write them (3600, 90m, 20h, 2d, 1w), and moments of a trace (a
-duration since its start, or a date in its time zone)."""
+duration since its start, or a date in its time zone), and the month each job of a trace
+was submitted in."""
 from __future__ import annotations
 
 import re
@@ -121,3 +122,14 @@ def format_moment(epoch: float, name: str | None = None) -> str:
     when = datetime.fromtimestamp(epoch, tz).astimezone(tz)
     return when.strftime("%Y-%m-%d %H:%M:%S ") + (when.tzname() if name is None else
                                                   zone_name(name))
+
+
+def month_of(submit, header, fmt: str = "%Y-%m"):
+    """Each job's calendar month of submission (or ``fmt`` of its date) on the trace's clock
+    and in its time zone (UTC when it names none), or 30-day blocks from the first
+    submission when the trace has no UnixStartTime."""
+    import pandas as pd
+    if header.unix_start_time is None:
+        return ((submit - submit.min()) // (30 * 86400)).astype(str)
+    when = pd.to_datetime(submit + header.unix_start_time, unit="s", utc=True)
+    return when.tz_convert(trace_zone(header)).strftime(fmt).to_numpy()

@@ -53,7 +53,7 @@ from advisor.adapters.swf import read_swf, resolve_trace  # noqa: E402
 from advisor.model import SECONDS_PER_WEEK, trace_machine  # noqa: E402
 from advisor.settings import Settings  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
-from advisor.whatif.candidates import history_limits  # noqa: E402
+from advisor.whatif.online import trace_history  # noqa: E402
 from advisor.whatif.hindsight import (ONLINE, ROLLING, SITE, advice_bench,  # noqa: E402
                                       fixed_runs, static_policies, warm_window)
 from advisor.whatif.runner import make_executor  # noqa: E402
@@ -109,7 +109,7 @@ def window(spec: str, archive: Path | None, fair_share: bool = False):
                        BEFORE)
 
 
-def cached_fixed(spec: str, workload, limits, executor, cache: Path | None) -> dict:
+def cached_fixed(spec: str, workload, history, executor, cache: Path | None) -> dict:
     """Every static policy kept fixed over the window (from ``cache`` when it holds them)."""
     kind = "-fs" if workload.accounts is not None else ""
     path = cache / f"{spec.replace('/', '_')}-{WEEKS}w{kind}.npz" if cache else None
@@ -117,9 +117,9 @@ def cached_fixed(spec: str, workload, limits, executor, cache: Path | None) -> d
         data = np.load(path, allow_pickle=False)
         return {str(lab): (str(sp), data[f"start{k}"])
                 for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
-    fixed = fixed_runs(workload, DAY, static_policies(trace_machine(workload), limits,
+    fixed = fixed_runs(workload, DAY, static_policies(trace_machine(workload), history,
                                                       base=site_config(workload)),
-                       executor, limits=limits)
+                       executor, history=history)
     if path is not None:
         cache.mkdir(parents=True, exist_ok=True)
         labels = list(fixed)
@@ -143,10 +143,10 @@ def run(args) -> None:
     for spec in specs:
         began = time.perf_counter()
         workload, prior, first = window(spec, args.archive, args.fair_share)
-        limits = history_limits(prior)
+        history = trace_history(prior, settings.history_weeks)
         executor = make_executor(args.workers, "process")
         try:
-            fixed = cached_fixed(spec, workload, limits, executor, args.cache)
+            fixed = cached_fixed(spec, workload, history, executor, args.cache)
             print(f"{spec}: fixed runs {time.perf_counter() - began:.0f} s", file=sys.stderr,
                   flush=True)
             doc = {"window": spec, "set": next((k for k, v in SETS.items() if spec in v), ""),
@@ -154,7 +154,7 @@ def run(args) -> None:
             for seed in (int(s) for s in args.seeds.split(",")):
                 t = time.perf_counter()
                 bench = advice_bench(workload, DAY, dataclasses.replace(settings, seed=seed),
-                                     executor, limits=limits, fixed=fixed, prior=prior,
+                                     executor, fixed=fixed, prior=prior,
                                      first=first)
                 rows = bench.table.set_index("name")
                 by_spec = bench.table.drop_duplicates("spec").set_index("spec")

@@ -61,6 +61,7 @@ class Backfill(PluginBase):
 
     family = "backfill"
     engine = ""
+    short_slot = 0          # the first word of a spec's short form (easy:SPF)
 
     def configure(self, config: EngineConfig, params) -> EngineConfig:
         config = replace(config, backfill=self.engine)
@@ -108,6 +109,7 @@ class NoBackfill(Backfill):
 
 class Easy(Backfill):
     name, engine, rank, Params, default = "easy", "easy", 20, EasyParams, True
+    short_extra = "order"   # easy:SPF:FCFS backfills in FCFS order
     summary = "EASY: backfill without delaying the first blocked job's reservation"
 
     def candidates(self, context: Context) -> tuple:
@@ -122,6 +124,7 @@ class Easy(Backfill):
 
 class Depth(Backfill):
     name, engine, rank, Params = "depth", "depth", 21, DepthParams
+    short_extra = "order"
     summary = "reservations for the first k blocked jobs, backfill the others"
 
     def candidates(self, context: Context) -> tuple:

@@ -26,7 +26,8 @@ from advisor.engine import EngineConfig, Estimates, job_arrays, run
 from advisor.engine.slurm import run_slurm, with_backfill, workload_input
 from advisor.model import SchedulingConfig
 from advisor.plugins.spec import parse_policy
-from advisor.whatif.candidates import queue_state, slurm_candidate
+from advisor.plugins.contract import Context
+from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.online import ReplaySystem
 from advisor.whatif.trace_accounts import site_config, with_accounts
 
@@ -93,7 +94,7 @@ def cases() -> dict[str, dict]:
         base = site_config(workload)
 
         def fixed(t, snap, history, current, policy=policy, base=base, system=system):
-            return slurm_candidate(policy, base, system.machine, queue=queue_state(snap))
+            return slurm_candidate(policy, Context(system.machine, base, snapshot=snap))
 
         start = system.play(system.decision_points(86400), fixed)
         out[f"online KTH-SP2 {spec}"] = _case(start, system.submit)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Callable, Protocol, Union, runtime_checkable
 
 import numpy as np
 
@@ -14,7 +14,6 @@ from advisor.engine import cache
 cache.drop_stale(cache.cache_folder(), cache.source_fingerprint())
 
 from advisor.engine import core  # noqa: E402  (after the cache is checked)
-from advisor.engine.plan import COSTS, Annealing, simulate_plans
 from advisor.engine.structures import (EXP, FCFS, KEYED, KEYED_OTHER, LCFS, LPF, LQF, SPF,
                                        SQF, order_key)
 from advisor.errors import BadInput
@@ -41,11 +40,26 @@ class SortKey:
 Order = Union[str, SortKey]
 
 
+@runtime_checkable
+class Mechanic(Protocol):
+    """A scheduler a policy family brings to the textbook engine, run instead of the
+    compiled core (a plan's annealing, runtime-class queues). It must be a frozen
+    dataclass of a module, so that a configuration can travel to worker processes; ``run``
+    refuses the settings it does not play (``BadInput``), never approximates them."""
+
+    name: str
+
+    def run(self, arrays: JobArrays, config: EngineConfig
+            ) -> tuple[np.ndarray, np.ndarray]:
+        """(start time of each job, its first reservation or -1), as ``run``."""
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """Everything the compiled core is told about a policy (see ``core.simulate``).
     ``primary`` and ``secondary`` (the backfill queue's order; None: the primary's) are an
-    ordering's name in ``ORDERINGS`` or a ``SortKey``."""
+    ordering's name in ``ORDERINGS`` or a ``SortKey``. ``mechanic``: a family's own
+    scheduler, which ``run`` plays instead of the core (None: the core)."""
 
     backfill: str = "easy"
     depth: int = 1
@@ -54,18 +68,7 @@ class EngineConfig:
     threshold: int | None = None
     shadow: str = "all"
     batch: bool = True
-    #: Lawson and Smirni's multiple-queue backfilling (``engine.multiqueue``): this many
-    #: runtime classes (1: one queue), classed by ``queue_cuts`` (ascending estimates, in
-    #: seconds) or, when empty, by each week's boundaries from the previous week's
-    #: completions
-    queues: int = 1
-    queue_cuts: tuple[int, ...] = ()
-    #: plan-based scheduling (``engine.plan``, Zheng et al.): the objective its simulated
-    #: annealing minimises ("wait", "squared", "makespan"; "": the queue policy above),
-    #: Algorithm 1's parameters, and the seed of its moves
-    plan: str = ""
-    annealing: Annealing = Annealing()
-    seed: int = 0
+    mechanic: Mechanic | None = None
 
 
 @dataclass(frozen=True)
@@ -169,10 +172,8 @@ def check(arrays: JobArrays) -> None:
 
 def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
     """Simulate; returns (start time of each job, its first reservation or -1)."""
-    if config.plan:
-        return _run_plans(arrays, config)
-    if config.queues > 1 or config.queue_cuts:
-        return _run_queues(arrays, config)
+    if config.mechanic is not None:
+        return config.mechanic.run(arrays, config)
     try:
         mode = BACKFILL_MODES[config.backfill]
         shadow = SHADOW_RULES[config.shadow]
@@ -188,52 +189,6 @@ def run(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray
                          arrays.machine, mode, int(config.depth), primary, secondary,
                          threshold, shadow, bool(config.batch), t0, fixed,
                          bool(arrays.first_pass), pkey, skey)
-
-
-def _run_queues(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Multiple-queue backfilling: each queue is FCFS with EASY's one reservation (its
-    pivot), as in the paper; any other setting is refused, not approximated."""
-    from advisor.engine import multiqueue
-    plain = EngineConfig(queues=config.queues, queue_cuts=config.queue_cuts)
-    if config != plain:
-        raise BadInput("multiple runtime-class queues run EASY backfilling and FCFS in each "
-                       "queue (Lawson and Smirni's policy) in the textbook engine: give them "
-                       "with easy:FCFS:FCFS and no threshold")
-    if arrays.t0 is not None:
-        raise BadInput("multiple runtime-class queues cannot resume from a snapshot in the "
-                       "textbook engine: the slurm mode simulates their partitions")
-    cuts = np.asarray(config.queue_cuts, np.int64)
-    if len(cuts) and (len(cuts) != config.queues - 1 or (np.diff(cuts) <= 0).any()):
-        raise BadInput(f"{config.queues} runtime classes need {config.queues - 1} ascending "
-                       f"boundaries, not {len(cuts)}")
-    classes = multiqueue.classes_of(arrays.estimate, cuts) if len(cuts) else None
-    return multiqueue.run_queues(arrays, config.queues, classes)
-
-
-def _run_plans(arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Plan-based scheduling: returns (start times, each job's start in the first plan
-    that held it). A plan replaces the queue policy, so any queue setting but a starvation
-    threshold (which leads each plan with the jobs past it) is refused."""
-    if config.plan not in COSTS:
-        raise BadInput(f"unknown plan objective '{config.plan}'; use "
-                       f"{', '.join(COSTS)}")
-    plain = EngineConfig(plan=config.plan, annealing=config.annealing, seed=config.seed,
-                         batch=config.batch, threshold=config.threshold)
-    if config != plain:
-        raise BadInput("a plan orders the whole queue itself: give it without a backfilling, "
-                       "an ordering or runtime classes")
-    if arrays.t0 is not None:
-        raise BadInput("plans cannot resume from a snapshot in the textbook engine: the slurm "
-                       "mode simulates a plan's site factors")
-    sa = config.annealing
-    if not (sa.t0 > sa.t_end > 0 and 0 < sa.cooling < 1 and sa.moves >= 1):
-        raise BadInput("simulated annealing needs T0 > Tth > 0, 0 < r < 1 and N >= 1")
-    start, promised, _, _ = simulate_plans(
-        arrays.submit, arrays.runtime, arrays.estimate, arrays.procs, arrays.machine,
-        COSTS[config.plan], float(sa.t0), float(sa.t_end), int(sa.moves),
-        float(sa.cooling), int(config.seed),
-        -1 if config.threshold is None else int(config.threshold))
-    return start, promised
 
 
 def _order(arrays: JobArrays, order: Order) -> tuple[int, np.ndarray]:

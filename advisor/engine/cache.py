@@ -76,12 +76,27 @@ def cache_folder() -> Path | None:
     return None if cached is None else Path(cached._cache_path)
 
 
-def source_fingerprint() -> str:
-    """Every module of the engine, and numba's version, hashed."""
+def source_fingerprint(family: Path | None = None) -> str:
+    """Every module of the engine (and of ``family``, a folder of kernels outside it),
+    and numba's version, hashed."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    folders = [Path(__file__).parent] + ([family] if family is not None else [])
+    for folder in folders:
+        for path in sorted(folder.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def guard(module_file: str) -> int:
+    """For the kernels a policy family keeps in its own folder, what the engine does for
+    its own on import: their cache is dropped unless built from the folder's sources and
+    this engine's, whose helpers they compile in. A kernel module calls it with its
+    ``__file__`` before any of its kernels runs."""
+    here: dict = {}   # a function "of" that file tells where numba caches its kernels
+    exec(compile("def _locator():\n    return 0\n", module_file, "exec"), here)
+    cached = getattr(njit(cache=True)(here["_locator"]), "_cache", None)
+    folder = None if cached is None else Path(cached._cache_path)
+    return drop_stale(folder, source_fingerprint(Path(module_file).parent))
 
 
 def drop_stale(folder: Path | None, fingerprint: str) -> int:

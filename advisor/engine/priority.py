@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.model import UNLIMITED_MINUTES, Cluster, Job, Partition, SchedulingConfig
+from advisor.model import (Cluster, Job, Partition, SchedulingConfig,
+                           planned_limit)
 
 
 def age_factor(job: Job, now: int, config: SchedulingConfig) -> float:
@@ -43,16 +44,10 @@ def job_size(nodes, cpus, minutes, nodes_total: int, cpus_total: int, favor_smal
     return np.clip(f, 0.0, 1.0)
 
 
-def limit_minutes(limit: int | None, partition: Partition | None) -> int:
-    """The limit SMALL_RELATIVE_TO_TIME divides by: the job's, else the partition MaxTime."""
-    if limit is None and partition is not None:
-        limit = partition.max_time
-    return UNLIMITED_MINUTES if limit is None else limit // 60
-
-
 def job_size_factor(job: Job, cluster: Cluster, config: SchedulingConfig,
                     partition: Partition | None) -> float:
-    return float(job_size(job.nodes, job.cpus, limit_minutes(job.time_limit, partition),
+    minutes = planned_limit(job.time_limit, partition) // 60   # SMALL_RELATIVE_TO_TIME's
+    return float(job_size(job.nodes, job.cpus, minutes,
                           len(cluster.nodes), cluster.cpus, config.priority_favor_small,
                           "SMALL_RELATIVE_TO_TIME" in config.priority_flags))
 

@@ -11,7 +11,7 @@ a job must find on each of its nodes (``tres_rows``). What is not modelled (docu
 docs/simulation.md): held jobs and jobs waiting on a dependency are left out (they cannot
 start by themselves); QOS/association limits beyond those ``slurm_limits`` plays, licences,
 GRES types, preemption, gang scheduling (one time-sliced partition is played beside this engine
-by ``advisor.whatif.timeshared``), advanced reservations, node features and weights;
+by ``advisor.policies.timeshare.player``), advanced reservations, node features and weights;
 default_queue_depth (the main scheduler tests the whole queue on every event).
 """
 from __future__ import annotations
@@ -43,10 +43,9 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          SUBMIT, USER)
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
-from advisor.model import (UNLIMITED_MINUTES, Accounting, Cluster, Job, SchedulingConfig,
-                           Snapshot, Workload, trace_machine)
+from advisor.model import (UNLIMITED_SECONDS, Accounting, Cluster, Job, SchedulingConfig,
+                           Snapshot, Workload, job_limit, trace_machine)
 
-UNLIMITED_SECONDS = UNLIMITED_MINUTES * 60
 # priority/basic: each new job gets the lowest priority so far minus one
 # [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
 BASIC_FIRST = 4294967294
@@ -221,18 +220,6 @@ def policy_factors(job: Job, config: SchedulingConfig, accounting: Accounting,
         out[1] = mine / top if top > 0 else 0.0
         moved += weights[1] * out[1]
     return out, moved
-
-
-def job_limit(job: Job, cluster: Cluster) -> int:
-    """F6: the job's limit, else its partition's DefaultTime, else MaxTime, in seconds."""
-    if job.time_limit is not None:
-        return job.time_limit
-    part = cluster.partition(job.partition)
-    if part is not None and part.default_time is not None:
-        return part.default_time
-    if part is not None and part.max_time is not None:
-        return part.max_time
-    return UNLIMITED_SECONDS
 
 
 def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job] = (),

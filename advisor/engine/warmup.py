@@ -7,11 +7,7 @@ import os
 import subprocess
 import sys
 
-import numpy as np
-
-from advisor.engine import EngineConfig, job_arrays, run
-from advisor.engine import cache, cosched, gang
-from advisor.engine.plan import Annealing
+from advisor.engine import EngineConfig, cache, job_arrays, run
 from advisor.engine.slurm import run_slurm, workload_input
 from advisor.model import SchedulingConfig, workload_from_records
 
@@ -30,38 +26,24 @@ def _slurm():
     run_slurm(workload_input(_workload(), SchedulingConfig()))
 
 
-def _plan():
-    run(job_arrays(_workload()), EngineConfig(plan="wait", annealing=Annealing(moves=1)))
-
-
-def _cosched():
-    cosched.simulate(np.ones((2, 2)), [3, 3], [True, True], "FCS")
-
-
-def _gang():
-    arrays = job_arrays(_workload())
-    gang.run_gang(arrays.submit, arrays.runtime, arrays.estimate, arrays.procs, 2, 2)
-
-
 #: each kernel, compiled (or loaded) by simulating four jobs; the slurm mode's takes about
 #: two thirds of a cold compilation (docs/performance.md)
-KERNELS = {"slurm": _slurm, "textbook": _textbook, "plan": _plan, "cosched": _cosched,
-           "gang": _gang}
+KERNELS = {"slurm": _slurm, "textbook": _textbook}
 
 
 def compile_kernels(names=tuple(KERNELS)) -> None:
-    """Compile (or load) the kernels named: both modes of the engine, the planner, the
-    coscheduling model and the gang partition."""
+    """Compile (or load) the kernels named: both modes of the engine."""
     for name in names:
         KERNELS[name]()
 
 
-def compile_all() -> None:
-    """Every kernel. With a second core, the slurm mode's kernel (most of the time) compiles
-    in a child process while this one compiles the others, then loads it: numba's cache
-    takes both. A failing child only means this process compiles it after all; an
-    interrupted one is not left behind. Then it marks the cache as holding every kernel
-    (``cache.engine_compiled``)."""
+def compile_all(families=()) -> None:
+    """Every kernel, and each of ``families`` (functions that compile a policy family's
+    own; ``advisor.plugins.warmup`` passes the installed ones). With a second core, the
+    slurm mode's kernel (most of the time) compiles in a child process while this one
+    compiles the others, then loads it: numba's cache takes both. A failing child only
+    means this process compiles it after all; an interrupted one is not left behind. Then
+    it marks the cache as holding every kernel (``cache.engine_compiled``)."""
     if (os.cpu_count() or 1) > 1:
         child = subprocess.Popen(
             [sys.executable, "-c", "from advisor.engine.warmup import compile_kernels; "
@@ -69,10 +51,14 @@ def compile_all() -> None:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             compile_kernels(tuple(k for k in KERNELS if k != "slurm"))
+            for family in families:
+                family()
             child.wait()
         finally:
             if child.poll() is None:
                 child.kill()
                 child.wait()
     compile_kernels()
+    for family in families:
+        family()
     cache.mark_engine_compiled()

@@ -4,27 +4,24 @@ family (``spec``) and the default grid (``grid``).
 
 A plugin's own module needs only this package's names:
 
-    from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA, Annealing,
-                                 Context, EngineConfig, Enactment, JobColumns, LuaFragment,
-                                 NoParams, NoSlurmForm, PluginBase, QueueState, SortKey,
+    from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA, Context,
+                                 EngineConfig, Enactment, JobColumns, LuaFragment, Mechanic,
+                                 NoParams, NoSlurmForm, Player, PluginBase, SortKey,
                                  asked_names, format_duration, param, parse_duration,
-                                 plan_jobs, site_policy)
+                                 site_policy)
 
-(``plan_jobs`` and ``Annealing``: the engine's planner, for a choice that orders a live
-queue's very jobs.)
+A family that brings its own scheduler to the engine (``Mechanic``) keeps it in its folder
+with the family's other modules.
 """
-from advisor.engine import EngineConfig, SortKey
-from advisor.engine.plan import Annealing
-from advisor.engine.plan import plan as plan_jobs
-from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, PluginBase,
-                                      PolicyPlugin, QueueState, param)
+from advisor.engine import EngineConfig, Mechanic, SortKey
+from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, Player,
+                                      PluginBase, PolicyPlugin, param)
 from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA,
                                        Enactment, JobColumns, JobRule, LuaFragment,
                                        asked_names, site_policy)
 from advisor.units import format_duration, parse_duration
 
-__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA", "Annealing",
-           "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment",
-           "NoParams", "NoSlurmForm", "PluginBase", "PolicyPlugin", "QueueState", "SortKey",
-           "asked_names", "format_duration", "param", "parse_duration", "plan_jobs",
-           "site_policy"]
+__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA", "Context",
+           "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment", "Mechanic",
+           "NoParams", "NoSlurmForm", "Player", "PluginBase", "PolicyPlugin", "SortKey",
+           "asked_names", "format_duration", "param", "parse_duration", "site_policy"]

@@ -25,7 +25,19 @@ others' choices only; a spec may still name it), ``replaces`` ((): the families 
 of it stands in for, as a plan orders the whole queue instead of an ordering and a
 backfilling: a policy holding it has none of theirs) and ``aliases`` ({}: short names a
 spec may use for it with some parameters, ``{"plan2": {"cost": "squared"}}``; a label
-uses them too).
+uses them too) and ``compile_kernels`` (None: a function that compiles, or loads, the
+numba kernels the family keeps in its folder, so that ``advisor compile`` does it ahead of
+the first run) and ``player`` (None: a ``Player``, for a family whose Slurm form holds a
+partition the slurm mode does not play itself). The short form of a spec, Lelong et al.'s
+``easy:SPF:SPF``, is what plugins declare: ``short_slot`` (None: the place of its family's
+name in it, 0 first; every member of a family gives the same, and the places run 0, 1, ..)
+and ``short_extra`` (""; a parameter naming another plugin that the word after the last
+place fills, as EASY's ``order`` takes the backfill queue's ordering).
+
+A family that needs more than a plugin keeps it in its folder (``policies/<family>/``;
+docs/plugins.md): the scheduler it brings to the textbook engine (an
+``advisor.engine.Mechanic`` its ``configure`` sets), its player, and the inputs it derives
+from the context's snapshot and history (``Context.derived``).
 
 Plugins need not subclass anything: the registry checks members when it loads a plugin
 (``advisor.plugins.registry``). ``PluginBase`` gives the optional members their defaults.
@@ -33,18 +45,20 @@ Plugins need not subclass anything: the registry checks members when it loads a 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from advisor.errors import BadInput, nearest
-from advisor.model import Cluster, SchedulingConfig
+from advisor.model import Cluster, Job, SchedulingConfig, Snapshot
 from advisor.settings import LONG_QUEUE
 from advisor.units import format_duration, parse_duration
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from advisor.engine import EngineConfig
     from advisor.plugins.enactment import Enactment
     from advisor.plugins.spec import Policy
@@ -54,7 +68,8 @@ FIDELITIES = ("exact", "approximate", "none")
 #: the members every plugin must have, and the optional ones with their defaults
 REQUIRED = ("family", "name", "summary", "Params", "candidates", "configure", "enact")
 OPTIONAL = {"rank": 100, "default": False, "bounds_wait": False, "replaces": (),
-            "aliases": {}}
+            "aliases": {}, "compile_kernels": None, "player": None, "short_slot": None,
+            "short_extra": ""}
 #: what a ``param()`` may say about a field
 PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family", "renamed",
                         "quiet"})
@@ -66,20 +81,25 @@ class NoSlurmForm(BadInput):
     """Slurm cannot be told to run this choice (or these choices together)."""
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
 class Context:
-    """What a plugin sees when it proposes candidates or enacts a choice."""
+    """What a plugin sees when it proposes candidates or enacts a choice: the cluster and
+    its configuration, and, when the advice has them, the snapshot and the history of
+    finished jobs (``advisor.model.HISTORY_COLUMNS``, and the accounting and efficiency
+    columns a source gives), from which each family derives its own inputs."""
 
     cluster: Cluster                               # nodes and partitions
     config: SchedulingConfig = SchedulingConfig()  # the configuration in effect
     pending: int = 0                               # jobs pending now
     long_queue: int | None = LONG_QUEUE            # see LONG_QUEUE; None: no queue is long
     policy: Policy | None = None                   # enact: the policy the choice is part of
-    limits: tuple[int, ...] = ()                   # time limits (s) of the history's last week
-    queue: QueueState | None = None                # enact: the live queue, when known
-    #: (user, class) of the history's users by CPU efficiency (CS, F, DC; see
-    #: ``advisor.studies.share_classes``), when the history gives it
-    user_classes: tuple[tuple[str, str], ...] = ()
+    snapshot: Snapshot | None = field(default=None, compare=False, repr=False)
+    history: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    #: what ``derived`` computed, shared by the contexts ``with_policy`` makes
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def queue_is_long(self) -> bool:
@@ -89,22 +109,32 @@ class Context:
         """The policy's choice of ``family`` (a ``Choice``), or None."""
         return self.policy.choice(family) if self.policy is not None else None
 
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, once per context (and the contexts made from it): a family's
+        inputs from the snapshot or the history, which every candidate's enactment asks
+        for. ``key``: the family's name and what it computes ("queues.limits")."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
-@dataclass(frozen=True)
-class QueueState:
-    """The queue of a snapshot, for a choice that orders its very jobs (a plan): the
-    running jobs' expected ends (start + limit, s) and CPUs, the pending jobs that may
-    start (not held, no dependency) in the queue's order (priority, then submit time)
-    with their limits as Slurm plans them, and the machine's CPUs."""
+    def with_policy(self, policy: Policy) -> Context:
+        return dataclasses.replace(self, policy=policy)
 
-    now: int
-    cpus: int
-    run_end: np.ndarray
-    run_cpus: np.ndarray
-    job_id: np.ndarray
-    submit: np.ndarray
-    limit: np.ndarray
-    job_cpus: np.ndarray
+
+@runtime_checkable
+class Player(Protocol):
+    """A family's play of a partition its Slurm form adds and the slurm mode does not play
+    itself (a time-sliced one). The slurm mode lends it what it plays of the rest
+    (``advisor.whatif.scenario.SlurmPlay``), so that its module needs only the engine."""
+
+    def claims(self, machine: Cluster, config: SchedulingConfig) -> bool:
+        """Whether this layout holds a partition it plays; BadInput for one it recognises
+        but cannot play (saying what it plays)."""
+
+    def starts(self, inp, cand, snap: Snapshot, runtimes: Mapping[int, int],
+               arrivals: Sequence[Job], slurm) -> np.ndarray:
+        """Each job's start under ``cand`` (``inp``: its slurm-mode input, in its order;
+        ``slurm``: the slurm mode's play of the rest)."""
 
 
 @runtime_checkable
@@ -134,6 +164,10 @@ class PluginBase:
     bounds_wait: bool = OPTIONAL["bounds_wait"]
     replaces: tuple[str, ...] = OPTIONAL["replaces"]
     aliases: dict[str, dict] = OPTIONAL["aliases"]
+    compile_kernels = OPTIONAL["compile_kernels"]
+    player = OPTIONAL["player"]
+    short_slot: int | None = OPTIONAL["short_slot"]
+    short_extra: str = OPTIONAL["short_extra"]
 
 
 @dataclass(frozen=True)

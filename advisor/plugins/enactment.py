@@ -25,14 +25,18 @@ from typing import Protocol
 import numpy as np
 
 from advisor.errors import BadInput
-from advisor.model import (UNLIMITED_MINUTES, BackfillParameters, Cluster, Partition,
-                           SchedulingConfig)
+from advisor.model import UNLIMITED_MINUTES, Cluster, Partition, SchedulingConfig
 from advisor.plugins.contract import FIDELITIES, NoSlurmForm
 
-_CONFIG_FIELDS = {f.name for f in dataclasses.fields(SchedulingConfig)}
-_BACKFILL_FIELDS = {f.name for f in dataclasses.fields(BackfillParameters)}
+#: the configuration's settings, and those of its nested groups (SchedulerParameters):
+#: {name: None, or the nested group's setting names}
+_CONFIG_FIELDS = {f.name: ({g.name for g in dataclasses.fields(f.default)}
+                           if dataclasses.is_dataclass(f.default) else None)
+                  for f in dataclasses.fields(SchedulingConfig)}
 #: the parts a whole policy has at most one of (two families giving one conflict)
-SINGLE_PARTS = ("partitions", "route", "site_factor")
+SINGLE_PARTS = ("partitions", "route", "site_factor", "player")
+#: the Slurm commands an enactment's ``commands`` may run (``--apply`` runs them)
+ADMIN_COMMANDS = ("sacctmgr", "scontrol")
 #: the priority weights an ordering zeroes, so that it alone orders (what it sets wins)
 NEUTRAL_WEIGHTS = {"priority_weight_age": 0, "priority_weight_assoc": 0,
                    "priority_weight_fairshare": 0, "priority_weight_job_size": 0,
@@ -158,6 +162,14 @@ class Enactment:
     #: enacted once, it keeps its effect over weeks of jobs (False: it orders only the jobs
     #: pending when it is made, as a plan): the recent past can be replayed under it
     replayable: bool = True
+    #: what it changes outside slurm.conf, as Slurm commands run in order once the
+    #: configuration is in effect (``sacctmgr -i modify qos ...``), and those that put it
+    #: back (a failed --apply runs them)
+    commands: tuple[str, ...] = ()
+    undo: tuple[str, ...] = ()
+    #: how the slurm mode plays it when it cannot by itself (``contract.Player``): a
+    #: family's mechanic, e.g. a limit the snapshot does not hold
+    player: object = None
 
     def apply(self, config: SchedulingConfig) -> SchedulingConfig:
         """``config`` with what this enactment clears, then what it sets."""
@@ -172,25 +184,26 @@ class Enactment:
     def runs(self) -> tuple:
         """What Slurm would run, apart from the configuration: two candidates that differ
         only in fidelity or caveats run the same."""
-        return tuple(getattr(self, part) for part in SINGLE_PARTS)
+        return (*(getattr(self, part) for part in SINGLE_PARTS), self.commands)
 
 
 def _put(config: SchedulingConfig, settings: Mapping[str, object]) -> SchedulingConfig:
     top = {k: v for k, v in settings.items() if "." not in k}
-    nested = {k.split(".", 1)[1]: v for k, v in settings.items() if "." in k}
-    if nested:
-        top["backfill"] = replace(top.get("backfill", config.backfill), **nested)
+    for key, value in settings.items():    # "group.setting": a nested group's setting
+        if "." in key:
+            group, name = key.split(".", 1)
+            top[group] = replace(top.get(group, getattr(config, group)), **{name: value})
     return replace(config, **top) if top else config
 
 
 def _check_keys(key: str, settings: Mapping[str, object]) -> None:
     for name in settings:
         head, _, rest = name.partition(".")
-        known = (head in _CONFIG_FIELDS and not rest) or (
-            head == "backfill" and rest in _BACKFILL_FIELDS)
+        nested = _CONFIG_FIELDS.get(head, ())
+        known = head in _CONFIG_FIELDS and (rest in nested if rest else nested is None)
         if not known:
             raise BadInput(f"policy plugin {key} sets '{name}', which is not a field of "
-                           "SchedulingConfig (or backfill.<SchedulerParameters field>)")
+                           "SchedulingConfig (or group.setting of a nested group)")
 
 
 class Conflict(NoSlurmForm):
@@ -205,7 +218,16 @@ def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
     single: dict[str, tuple[str, object]] = {}
     worst = 0
     caveats: list[str] = []
+    admin: list[str] = []
+    undo: list[str] = []
     for key, e in parts:
+        bad = [c for c in e.commands + e.undo if c.split()[:1] not in ([a] for a in
+                                                                       ADMIN_COMMANDS)]
+        if bad:
+            raise BadInput(f"policy plugin {key} runs '{bad[0]}'; an enactment's commands "
+                           f"are Slurm's ({', '.join(ADMIN_COMMANDS)})")
+        admin += e.commands
+        undo = list(e.undo) + undo          # put back in the reverse order
         if e.fidelity not in FIDELITIES:
             raise BadInput(f"policy plugin {key} gives fidelity '{e.fidelity}'; use one of "
                            f"{', '.join(FIDELITIES)}")
@@ -232,4 +254,5 @@ def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
                      **{part: value for part, (_, value) in single.items()},
                      fidelity=FIDELITIES[worst], caveats=tuple(caveats),
                      by=tuple(key for key, _ in parts),
-                     replayable=all(e.replayable for _, e in parts))
+                     replayable=all(e.replayable for _, e in parts),
+                     commands=tuple(admin), undo=tuple(undo))

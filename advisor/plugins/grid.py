@@ -22,7 +22,7 @@ from itertools import product
 from advisor.model import Cluster, Node, Partition
 from advisor.plugins.contract import Context, NoSlurmForm, describe_params
 from advisor.plugins.registry import Plugin, registry
-from advisor.plugins.spec import BACKFILL_ORDER, Choice, Policy
+from advisor.plugins.spec import Choice, Policy
 
 #: a cluster for describing plugins apart from any snapshot: eight nodes, one partition
 ANY_CLUSTER = Cluster("any", tuple(Node(f"n{i}", 1, partitions=("batch",)) for i in range(1, 9)),
@@ -110,8 +110,9 @@ def _points(p: Plugin, policies: list[Policy]) -> list[str]:
     for pol in policies:
         c = pol.choice(p.family)
         if c is not None and c.plugin == p:
+            skip = (p.short_extra,) if p.short_extra else ()
             text = " ".join(c.aliased() if c.alias else
-                            c.written(c.is_default, skip=(BACKFILL_ORDER,))) or p.name
+                            c.written(c.is_default, skip=skip)) or p.name
             if text not in seen:
                 seen.append(text)
     return seen

@@ -12,20 +12,17 @@ Unknown names are refused, never mapped to another policy.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points
 
-from advisor.errors import BadInput, nearest
-from advisor.plugins.contract import OPTIONAL, REQUIRED, Context, params_problems
+from advisor.errors import BadInput, PluginRefused, nearest
+from advisor.plugins.contract import OPTIONAL, REQUIRED, Context, Player, params_problems
 
 GROUP = "advisor.policies"
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
-
-
-class PluginRefused(BadInput):
-    """An installed plugin does not meet the contract (exit code 2)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +40,10 @@ class Plugin:
     bounds_wait: bool
     replaces: tuple[str, ...] = ()
     aliases: dict = field(default_factory=dict, compare=False, hash=False)
+    compile_kernels: object = field(default=None, compare=False, repr=False)
+    player: object = field(default=None, compare=False, repr=False)
+    short_slot: int | None = None
+    short_extra: str = ""
     package: str = field(default="", compare=False)
     impl: object = field(default=None, compare=False, repr=False)
 
@@ -108,6 +109,17 @@ def check(impl: object, key: str, package: str) -> Plugin:
     extra = {m: getattr(impl, m, default) for m, default in OPTIONAL.items()}
     if not isinstance(extra["rank"], int) or isinstance(extra["rank"], bool):
         refuse("its rank is not a whole number")
+    if extra["compile_kernels"] is not None and not callable(extra["compile_kernels"]):
+        refuse("its compile_kernels is not a function")
+    slot = extra["short_slot"]
+    if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or slot < 0):
+        refuse("its short_slot is not a place (0, 1, ..) or None")
+    if extra["short_extra"] and extra["short_extra"] not in {
+            f.name for f in dataclasses.fields(impl.Params)}:
+        refuse(f"its short_extra '{extra['short_extra']}' is not one of its parameters")
+    if extra["player"] is not None and not isinstance(extra["player"], Player):
+        refuse("its player has no 'claims' and 'starts' methods (see "
+               "advisor.plugins.contract.Player)")
     if not all(isinstance(extra[m], bool) for m in ("default", "bounds_wait")):
         refuse("its default and bounds_wait must be True or False")
     extra["replaces"] = tuple(extra["replaces"]) if isinstance(
@@ -135,11 +147,22 @@ def check(impl: object, key: str, package: str) -> Plugin:
 class Registry:
     plugins: dict[str, Plugin]
     families: tuple[Family, ...]         # by rank
+    #: the families whose names make a spec's short form, by place (contract.short_slot)
+    short_families: tuple[str, ...] = ()
 
     def alias(self, name: str) -> tuple[Plugin, dict] | None:
         """The plugin and parameter values a spec's short name stands for, or None."""
         return next(((p, dict(p.aliases[name.lower()])) for p in self.plugins.values()
                      if name.lower() in p.aliases), None)
+
+    @property
+    def players(self) -> tuple:
+        """Each family's player (``contract.Player``), once."""
+        out = []
+        for p in self.plugins.values():
+            if p.player is not None and all(p.player is not q for q in out):
+                out.append(p.player)
+        return tuple(out)
 
     def family(self, name: str) -> Family | None:
         return next((f for f in self.families if f.name == name), None)
@@ -194,7 +217,28 @@ def build(plugins: list[Plugin]) -> Registry:
         if unknown:
             raise PluginRefused(f"policy plugin {p.key} (from {p.package}) replaces the "
                                 f"family '{unknown[0]}', which no installed plugin is of")
-    return Registry({p.key: p for p in plugins}, tuple(families))
+    return Registry({p.key: p for p in plugins}, tuple(families), _short_families(families))
+
+
+def _short_families(families: list[Family]) -> tuple[str, ...]:
+    """The families of the short form by place; PluginRefused when the members of one
+    disagree on its place, or the places leave a gap or repeat."""
+    places = {}
+    for family in families:
+        slots = {m.short_slot for m in family.members}
+        if len(slots) > 1:
+            raise PluginRefused(f"the {family.name} plugins give their family different "
+                                f"places in the short form ({sorted(slots, key=str)}); "
+                                "uninstall the package of the one that differs")
+        slot = slots.pop()
+        if slot is not None:
+            if slot in places:
+                raise PluginRefused(f"families {places[slot]} and {family.name} both take "
+                                    f"place {slot} of the short form")
+            places[slot] = family.name
+    if sorted(places) != list(range(len(places))):
+        raise PluginRefused(f"the short form's places {sorted(places)} leave a gap")
+    return tuple(places[k] for k in sorted(places))
 
 
 @lru_cache(maxsize=1)

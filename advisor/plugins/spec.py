@@ -2,13 +2,16 @@
 
 Two written forms, mixed freely:
 
-* the short form, Lelong et al.'s naming: ``BACKFILL[:PRIMARY[:SECONDARY]][:key=value ...]``.
-  ``easy:SPF:SPF`` is EASY-SPF-SPF; ``easy:FCFS:FCFS:T=20h`` adds the queue threshold;
-  ``conservative:FCFS``; ``depth:SPF:FCFS:k=4``; ``none:FCFS`` is strict FCFS. PRIMARY
-  defaults to the ordering family's default (FCFS); SECONDARY, the backfill queue's order,
-  is the backfill plugin's ``order`` parameter and defaults to PRIMARY. A ``key=value`` goes
-  to the backfill plugin if it has that parameter, else to the ordering named, else to the
-  one installed plugin of another family that has it (``T=`` turns threshold/queue on);
+* the short form, Lelong et al.'s naming, which the plugins declare (``short_slot`` and
+  ``short_extra``, ``advisor.plugins.contract``): the built-in ones make it
+  ``BACKFILL[:PRIMARY[:SECONDARY]][:key=value ...]``. ``easy:SPF:SPF`` is EASY-SPF-SPF;
+  ``easy:FCFS:FCFS:T=20h`` adds the queue threshold; ``conservative:FCFS``;
+  ``depth:SPF:FCFS:k=4``; ``none:FCFS`` is strict FCFS. A place not written gets its
+  family's default (FCFS); the word after the last place (SECONDARY, the backfill queue's
+  order) fills the parameter a plugin named declares as its ``short_extra``, and defaults
+  to the last place's. A ``key=value`` goes to the first place's plugin if it has that
+  parameter, else to the next place's, else to the one installed plugin of another family
+  that has it (``T=`` turns threshold/queue on);
 * the general form, any installed plugin: ``family/name[:key=value ...]``, joined by ``+``:
   ``ordering/spf + backfill/depth:k=4 + threshold/queue:T=20h``, or after a short form:
   ``easy:SPF:T=12h + family/name:key=value``. A plugin's alias stands for it with some
@@ -35,8 +38,6 @@ from advisor.plugins.registry import Plugin, registry
 #: the policy the advisor compares with when nothing else is said: Lelong et al.'s
 #: EASY-FCFS-FCFS
 BASELINE = "easy:FCFS:FCFS"
-#: the short form's positional slots, and the backfill parameter SECONDARY fills
-BACKFILL, ORDERING, BACKFILL_ORDER = "backfill", "ordering", "order"
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,8 @@ class Policy:
         for c in self.choices:
             family = registry().family(c.plugin.family)
             required = family is not None and family.default is not None
-            if c.plugin.family in (BACKFILL, ORDERING):
-                extras += c.written(True, skip=(BACKFILL_ORDER,))
+            if c.plugin.family in registry().short_families:
+                extras += c.written(True, skip=_extra(c))
             elif c.alias:
                 words = c.aliased()
                 extras += [words[0].upper(), *words[1:]]
@@ -154,8 +155,8 @@ class Policy:
         tail, general = [], []
         for c in self.choices:
             default = c.is_default
-            if c.plugin.family in (BACKFILL, ORDERING):
-                tail += c.written(default, skip=(BACKFILL_ORDER,))
+            if c.plugin.family in registry().short_families:
+                tail += c.written(default, skip=_extra(c))
             elif default and not c.values(True):
                 continue
             elif c.alias:
@@ -168,26 +169,37 @@ class Policy:
         return " + ".join([":".join(head + tail)] + general if head else general)
 
     def _head(self, upper: bool) -> list[str]:
-        bf, order = self.choice(BACKFILL), self.choice(ORDERING)
-        if bf is None or order is None:
+        """The short form's words (EASY, SPF, SPF), or [] when a place is not chosen."""
+        places = [self.choice(f) for f in registry().short_families]
+        if not places or any(c is None for c in places):
             return []
-        head = [bf.plugin.name.upper() if upper else bf.plugin.name, order.plugin.name.upper()]
-        second = getattr(bf.params, BACKFILL_ORDER, None)
-        if second is not None and (upper or second):
-            head.append((second or order.plugin.name).upper())
+        first, *rest = places
+        head = [first.plugin.name.upper() if upper else first.plugin.name,
+                *(c.plugin.name.upper() for c in rest)]
+        extra = next((c for c in places if c.plugin.short_extra), None)
+        if extra is not None:
+            word = getattr(extra.params, extra.plugin.short_extra)
+            if upper or word:
+                head.append((word or places[-1].plugin.name).upper())
         return head
 
 
+def _extra(c: Choice) -> tuple[str, ...]:
+    """The parameter the short form's last word fills, when ``c``'s plugin has one."""
+    return (c.plugin.short_extra,) if c.plugin.short_extra else ()
+
+
 def _owners(named: dict[str, Plugin], key: str) -> list[Plugin]:
-    """Where a short form's ``key=value`` may go (see the module docstring): the backfill
-    plugin named, if it has that parameter, else the ordering named, else every installed
-    plugin of another family that has it (one: it goes there) and does not replace a
-    family named (a plan's T cannot be meant beside a backfilling)."""
-    for family in (BACKFILL, ORDERING):
+    """Where a short form's ``key=value`` may go (see the module docstring): the plugin of
+    its first place named, if it has that parameter, else the next place's, else every
+    installed plugin of another family that has it (one: it goes there) and does not
+    replace a family named (a plan's T cannot be meant beside a backfilling)."""
+    short = registry().short_families
+    for family in short:
         if family in named and key in _fields(named[family]):
             return [named[family]]
     return [p for p in registry().plugins.values()
-            if p.family not in (BACKFILL, ORDERING) and key in _fields(p)
+            if p.family not in short and key in _fields(p)
             and not set(p.replaces) & set(named)]
 
 
@@ -201,14 +213,15 @@ def _param_names(params: type) -> frozenset[str]:
 
 
 def _normal_order(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
-    """A backfill order equal to the primary one is no order of its own ("")."""
-    order = next((c for c in choices if c.plugin.family == ORDERING), None)
+    """A short form's last word equal to its last place's (a backfill order equal to the
+    primary one) is no word of its own ("")."""
+    short = registry().short_families
+    last = next((c for c in choices if short and c.plugin.family == short[-1]), None)
     out = []
     for c in choices:
-        second = getattr(c.params, BACKFILL_ORDER, None) if c.plugin.family == BACKFILL \
-            else None
-        if second and order is not None and second == order.plugin.name:
-            c = Choice(c.plugin, replace(c.params, **{BACKFILL_ORDER: ""}))
+        word = getattr(c.params, c.plugin.short_extra) if c.plugin.short_extra else None
+        if word and last is not None and word == last.plugin.name:
+            c = Choice(c.plugin, replace(c.params, **{c.plugin.short_extra: ""}))
         out.append(c)
     return tuple(out)
 
@@ -236,7 +249,7 @@ def from_label(text: str) -> str | None:
             continue
         alias = reg.alias(w)
         named = [p for p in reg.plugins.values() if p.name == w.lower()
-                 and p.family not in (BACKFILL, ORDERING)]
+                 and p.family not in reg.short_families]
         if alias is not None:
             general.append(w.lower())
         elif len(named) == 1:
@@ -257,8 +270,8 @@ def parse_policy(text: str) -> Policy:
             raise BadInput(f"'{text}' read as the label of {spec}: {e}") from None
     parts = [p.strip() for p in text.split("+")]
     if not text.strip() or not all(parts):
-        raise BadInput("empty policy; write e.g. easy:FCFS:FCFS, conservative:FCFS or "
-                       "ordering/spf + backfill/depth:k=4")
+        raise BadInput(f"empty policy; write e.g. {BASELINE}, or family/name[:key=value] "
+                       "parts joined by + (see 'advisor policies')")
     reg = registry()
     chosen: dict[str, tuple[Plugin, dict]] = {}
     loose: list[str] = []
@@ -299,30 +312,34 @@ def parse_policy(text: str) -> Policy:
                 once(p, key)
                 values[key] = parse_param(p.Params, key, value, _resolve)
             continue
-        if i:
-            raise BadInput(f"policy '{text}': only its first part may be BACKFILL:ORDER...; "
-                           f"write '{part}' as family/name[:key=value]")
+        short = reg.short_families
+        if i or not short:
+            raise BadInput(f"policy '{text}': only its first part may be the short form "
+                           f"({':'.join(f.upper() for f in short)}...); write '{part}' as "
+                           "family/name[:key=value]")
         try:
-            bf = reg.plugin(BACKFILL, tokens[0])
+            head = reg.plugin(short[0], tokens[0])
         except BadInput as e:        # the first word may have meant a short name
             aliases = sorted(a for p in reg.plugins.values() for a in p.aliases)
             hint = nearest(tokens[0].lower(), aliases)
             if not aliases:
                 raise
             raise BadInput(f"{e}; or a short name{hint or ''}: {', '.join(aliases)}") from None
-        if len(words) > 2:
-            raise BadInput(f"policy '{text}' names {len(words)} orderings; give at most two "
-                           "(primary, then backfill)")
-        bf_values = choose(bf)
-        orders = [reg.plugin(ORDERING, w) for w in words]
-        if orders:
-            choose(orders[0])
-        if len(orders) == 2:
-            if BACKFILL_ORDER in _fields(bf):
-                bf_values[BACKFILL_ORDER] = orders[1].name
-            elif orders[1] != orders[0]:
-                raise BadInput(f"policy '{text}': {bf.name} backfilling has no backfill "
-                               f"queue, so no second ordering ({words[1]})")
+        if len(words) > len(short):
+            raise BadInput(f"policy '{text}' names {len(words)} choices after "
+                           f"{tokens[0]}; give at most {len(short)} "
+                           f"({', '.join(short[1:])}, then one for its last word)")
+        places = [head] + [reg.plugin(f, w) for f, w in zip(short[1:], words)]
+        for p in places:
+            choose(p)
+        if len(words) == len(short):          # the last word: a short_extra's
+            last = reg.plugin(short[-1], words[-1])
+            owner = next((p for p in places if p.short_extra), None)
+            if owner is not None:
+                chosen[owner.family][1][owner.short_extra] = last.name
+            elif last != places[-1]:
+                raise BadInput(f"policy '{text}': {head.key} takes no word after its "
+                               f"{short[-1]} ({words[-1]})")
         loose = settings
     for s in loose:
         key, value = (x.strip() for x in s.split("=", 1))

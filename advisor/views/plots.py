@@ -6,49 +6,6 @@ from datetime import datetime, timezone
 
 from advisor import units
 from advisor.errors import MissingExtra
-from advisor.studies.tune import TuneResult
-
-
-#: policies named on the tune plot, best on the train weeks first
-NAMED = 5
-
-
-def tune_png(result: TuneResult, title: str = "") -> bytes:
-    """Lelong et al.'s Fig. 8 style: each policy's mean AvgWait difference to
-    EASY-FCFS-FCFS on the training weeks (left) joined to the same on the testing weeks
-    (right). The best ``NAMED`` on the train weeks are coloured, marked and named in the
-    legend (set a little aside from each other, so that none hides another), the others
-    grey."""
-    plt = pyplot()
-    rows = result.rows()
-    fig, ax = plt.subplots(figsize=(7, 8), dpi=100)
-    top = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])[:NAMED]
-    colours = plt.get_cmap("tab10").colors
-    markers = "os^vD"
-    for i, r in enumerate(rows):
-        if i not in top:
-            ax.plot([0, 1], [r["train_avg_wait_delta"], r["test_avg_wait_delta"]],
-                    marker="o", ms=3, lw=0.6, color="0.7", zorder=1)
-    for rank, i in enumerate(top):
-        r = rows[i]
-        dodge = (rank - (NAMED - 1) / 2) * 0.015
-        ax.plot([dodge, 1 + dodge], [r["train_avg_wait_delta"], r["test_avg_wait_delta"]],
-                marker=markers[rank % len(markers)], ms=6, lw=2.0, color=colours[rank],
-                zorder=3 + NAMED - rank, label=f"{rank + 1}. {r['label']}"
-                + (" (best on train)" if rank == 0 else ""))
-    ax.axhline(0, color="k", lw=0.8, ls="--", label="EASY-FCFS-FCFS (the reference)")
-    base = rows[result.baseline]
-    ax.set_xticks([0, 1], ["train weeks", "test weeks"])
-    ax.set_xlabel("weeks resampled from the trace's first half (train) and second (test)")
-    ax.set_xlim(-0.1, 1.1)
-    ax.set_ylabel("mean AvgWait less EASY-FCFS-FCFS's (seconds; < 0: shorter)")
-    ax.set_title((title + ": " if title else "") + f"AvgWait of {len(rows)} policies over "
-                 f"{result.train.shape[2]} resampled weeks per half\nEASY-FCFS-FCFS waits "
-                 f"{base['train_avg_wait']:.0f} s on train, {base['test_avg_wait']:.0f} s on "
-                 f"test;\nthe {NAMED} best on train coloured, the others grey", fontsize=10)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2)
-    fig.tight_layout()
-    return png_bytes(fig, plt)
 
 
 #: how each limit a candidate breaks is drawn: (marker, colour, legend text)
@@ -56,29 +13,6 @@ BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
           "p95_wait": ("s", "tab:orange", "over the p95 wait limit"),
           "tail_push": ("^", "tab:purple", "pushes a job past risk x its wait"),
           "past": ("v", "tab:brown", "over a limit on the weeks replayed")}
-
-
-def queue_count_png(study) -> bytes:
-    """Lawson and Smirni's Figs. 5 and 7: R per week of P fixed classes and of the online
-    choice against one queue (a ``QueueCountStudy``)."""
-    from matplotlib.ticker import MaxNLocator
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
-    w = study.weekly
-    ax.plot(w["week"], w["r_fixed"], lw=1, ls="--", color="0.45",
-            label=f"{study.parts} queues (R {study.r_fixed:+.2f})")
-    ax.plot(w["week"], w["r_online"], lw=1.4, color="tab:blue",
-            label=f"online, T={study.trigger:g} L={study.weeks_ahead} "
-                  f"(R {study.r_online:+.2f})")
-    ax.axhline(0, color="k", lw=0.8)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("week of submission (0: the trace's first)")
-    ax.set_ylabel("R against one queue (no unit; > 0: better)")
-    ax.set_title(f"{study.trace}: Lawson and Smirni's slowdown ratio per week, "
-                 f"{study.estimates} estimates, {study.futures} futures", fontsize=10)
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    return png_bytes(fig, plt)
 
 
 def report_png(last: dict, docs: list[dict]) -> bytes:
@@ -229,36 +163,3 @@ def png_bytes(fig, plt) -> bytes:
     fig.savefig(buf, format="png")
     plt.close(fig)
     return buf.getvalue()
-
-
-def plan_bins_png(study, name: str) -> bytes:
-    """Zheng et al.'s Fig. 6: mean wait binned by job size and runtime (15 log bins each)
-    under the baseline and under the plan ``name``, and their ratio (blue: the plan waits
-    less); empty bins are left blank (a ``PlanStudy``)."""
-    import numpy as np
-    from matplotlib.colors import LogNorm, TwoSlopeNorm
-    plt = pyplot()
-    b = study.bins(name)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), dpi=100)
-    waits = np.concatenate([b.base[np.isfinite(b.base)], b.plan[np.isfinite(b.plan)]])
-    norm = LogNorm(1.0, max(float(waits.max(initial=2.0)), 2.0))   # a wait of 0 shows as 1 s
-    for ax, grid, title in ((axes[0], b.base, study.baseline.name), (axes[1], b.plan, name)):
-        mesh = ax.pcolormesh(b.runtime_edges, b.size_edges,
-                             np.ma.masked_invalid(np.maximum(grid, 1.0)),
-                             cmap="coolwarm", norm=norm, shading="flat")
-        ax.set_title(f"{title}: mean wait (s)", fontsize=10)
-        fig.colorbar(mesh, ax=ax)
-    ratio = np.log2(np.clip(b.ratio, 1 / 64, 64))
-    mesh = axes[2].pcolormesh(b.runtime_edges, b.size_edges, np.ma.masked_where(
-        b.jobs == 0, ratio), cmap="coolwarm", norm=TwoSlopeNorm(0, -6, 6), shading="flat")
-    axes[2].set_title(f"log2 of {name} / {study.baseline.name} mean wait", fontsize=10)
-    fig.colorbar(mesh, ax=axes[2])
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("runtime (seconds)")
-        ax.set_ylabel("job size (CPUs)")
-    fig.suptitle(f"{study.trace}, jobs submitted {study.window[0]} to {study.window[1]}: "
-                 "mean wait by job size and runtime (blue: less wait)", fontsize=11)
-    fig.tight_layout()
-    return png_bytes(fig, plt)

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
-
 import numpy as np
 from rich.console import Group
 from rich.text import Text
@@ -13,10 +11,6 @@ from advisor.plugins.grid import catalogue
 from advisor.studies.replay import ReplayResult
 from advisor.units import format_moment
 from advisor.views.fit import Col, FitTable
-
-if TYPE_CHECKING:  # tune pulls in the process pool machinery: not needed to print a replay
-    from advisor.studies.tune import TuneResult
-
 
 def _hms(seconds: float) -> str:
     seconds = int(round(seconds))
@@ -87,34 +81,6 @@ def replay_table(workload: Workload, results: list[ReplayResult], defaulted: boo
         table.add_row(r.policy.label, str(s["jobs"]), _hms(s["avg_wait"]), _hms(s["p90_wait"]),
                       _hms(s["max_wait"]), f"{s['avg_bsld']:.1f}", f"{s['utilization']:.1%}")
     return Group(table, workload_caption(workload, estimates))
-
-
-def tune_table(workload: Workload, result: TuneResult, top: int = 10,
-               estimates: str = "user") -> Group:
-    rows = result.rows()
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["train_avg_wait"])
-    shown = order[:top] + ([result.baseline] if result.baseline not in order[:top] else [])
-    table = FitTable(f"Tuning over {result.train.shape[2]} resampled weeks per half: "
-                     f"the best {min(top, len(rows))} of {len(rows)} policies on the train "
-                     "weeks" + (", and the baseline" if len(shown) > top else "")
-                     + " (--json lists all); waits as a share of EASY-FCFS-FCFS's (< 100%: "
-                     "shorter)", [Col("policy", figure=False), *map(Col, (
-                         "train avg wait", "test avg wait", "train max wait",
-                         "test max wait"))])
-    for i in shown:
-        r = rows[i]
-        style = "bold green" if i == result.best else ("dim" if i == result.baseline else "")
-        table.add_row(r["label"], f"{r['train_avg_wait_ratio']:.0%}",
-                      f"{r['test_avg_wait_ratio']:.0%}", f"{r['train_max_wait_ratio']:.0%}",
-                      f"{r['test_max_wait_ratio']:.0%}", style=style)
-    best, base = rows[result.best], rows[result.baseline]
-    verdict = Text.assemble(
-        ("Best on train: ", "bold"), (best["label"], "bold green"),
-        f"; on the test weeks its mean AvgWait is {_hms(best['test_avg_wait'])} against "
-        f"{_hms(base['test_avg_wait'])} for EASY-FCFS-FCFS "
-        f"({best['test_avg_wait_ratio'] - 1:+.0%}), mean MaxWait "
-        f"{_hms(best['test_max_wait'])} against {_hms(base['test_max_wait'])}.")
-    return Group(table, verdict, workload_caption(workload, estimates))
 
 
 def policies_dict() -> dict:

@@ -9,25 +9,20 @@ as it is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
-from advisor.engine.slurm import job_limit
 from advisor.errors import BadInput
-from advisor.model import EFFICIENCY, SECONDS_PER_WEEK, Cluster, SchedulingConfig, Snapshot
-from advisor.plugins.contract import Context, QueueState
+from advisor.model import Cluster, SchedulingConfig, Snapshot
+from advisor.plugins.contract import Context, Player
 from advisor.plugins.enactment import Enactment
 from advisor.plugins.grid import default_grid
+from advisor.plugins.registry import registry
 from advisor.plugins.spec import Policy
-from advisor.studies.share_classes import ClassRule, median_classes
 from advisor.whatif.site_policy import overridden
-from advisor.whatif.timeshared import gang_partition
 
 CURRENT = "current"
-#: the weeks of history a user's class is taken from
-CLASS_WEEKS = 4
 
 
 @dataclass(frozen=True)
@@ -41,6 +36,9 @@ class Candidate:
     overrides: tuple[str, ...] = ()
     #: what the snapshot holds that its simulation does not play (``whatif.unplayed``)
     unplayed: str = ""
+    #: the family's player of a partition its layout holds that the slurm mode does not
+    #: play itself (``player_for``), or None
+    player: Player | None = field(default=None, compare=False)
 
     @property
     def is_current(self) -> bool:
@@ -78,97 +76,86 @@ class Candidate:
                 "overrides_site_policy": list(self.overrides), "unplayed": self.unplayed}
 
 
-def current_candidate(config: SchedulingConfig, site=None, route=None) -> Candidate:
-    """The configuration in effect; ``site`` and ``route``: the site-factor rule and the
-    route its job_submit.lua applies, when known (an online replay's), else pending jobs keep
-    their site factors and partitions, and new jobs get none and the default partition."""
+def player_for(machine: Cluster, config: SchedulingConfig) -> Player | None:
+    """The installed family's player that claims a partition of this layout, or None when
+    the slurm mode plays it all. BadInput for a partition sharing CPUs that no family
+    plays (the slurm mode would give each job CPUs of its own)."""
+    claimed = [p for p in registry().players if p.claims(machine, config)]
+    if len(claimed) > 1:
+        raise BadInput("two policy families claim this partition layout: the slurm mode "
+                       "plays one family's partitions beside its own")
+    if claimed:
+        return claimed[0]
+    up = [p for p in machine.partitions if p.state == "UP"] or list(machine.partitions)
+    shared = next((p for p in up if p.sharing > 1), None)
+    if shared is not None:
+        raise BadInput(f"partition {shared.name} shares CPUs (OverSubscribe="
+                       f"{shared.oversubscribe}), which no installed policy family plays")
+    return None
+
+
+def current_candidate(config: SchedulingConfig, site=None, route=None,
+                      machine: Cluster | None = None) -> Candidate:
+    """The configuration in effect (on ``machine``, when given: its layout is checked for
+    a player); ``site`` and ``route``: the site-factor rule and the route its
+    job_submit.lua applies, when known (an online replay's), else pending jobs keep their
+    site factors and partitions, and new jobs get none and the default partition."""
     note = ("the configuration in effect; pending jobs keep their site factors and new jobs "
             "get none") if site is None else "the configuration in effect"
+    try:
+        player = None if machine is None else player_for(machine, config)
+    except BadInput as e:
+        raise BadInput(f"the configuration in effect: {e}") from None
     return Candidate(CURRENT, "in effect", config,
-                     Enactment(site_factor=site, route=route, caveats=(note,)))
+                     Enactment(site_factor=site, route=route, caveats=(note,)),
+                     player=player)
 
 
-def slurm_candidate(policy: Policy, base: SchedulingConfig, cluster: Cluster,
-                    limits: tuple[int, ...] = (), queue: QueueState | None = None,
-                    classes: tuple[tuple[str, str], ...] = ()) -> Candidate:
-    """The Slurm form of ``policy`` over ``base`` (the configuration in effect: settings a
-    candidate does not name stay as they are); ``limits``: the history's last week's time
-    limits (``history_limits``); ``queue``: the snapshot's queue (``queue_state``), for a
-    choice that orders its jobs; ``classes``: its users' classes (``history_classes``).
+def slurm_candidate(policy: Policy, context: Context) -> Candidate:
+    """The Slurm form of ``policy`` over ``context.config`` (the configuration in effect:
+    settings a candidate does not name stay as they are) on ``context.cluster``; the
+    context's snapshot and history are what its families derive their inputs from.
     BadInput if Slurm cannot express it or the slurm mode cannot simulate it."""
-    enactment = policy.enact(Context(cluster, base, limits=limits, queue=queue,
-                                     user_classes=classes))
+    enactment = policy.enact(context.with_policy(policy))
+    base, cluster = context.config, context.cluster
     config = enactment.apply(base)
     try:
-        gang_partition(cluster.with_layout(enactment.partitions), config)
+        player = player_for(cluster.with_layout(enactment.partitions), config)
     except BadInput as e:
         raise BadInput(f"{policy.label}: {e}") from None
+    if enactment.player is not None:
+        if not isinstance(enactment.player, Player):
+            raise BadInput(f"{policy.label}: its enactment's player has no 'claims' and "
+                           "'starts' methods (advisor.plugins.contract.Player)")
+        if player is not None:
+            raise BadInput(f"{policy.label}: its enactment and its layout each need a "
+                           "family's own play; the slurm mode plays one")
+        player = enactment.player
     return Candidate(policy.spec, policy.label, config, enactment,
-                     overridden(base, config, cluster))
+                     overridden(base, config, cluster), player=player)
 
 
-def history_limits(history: pd.DataFrame) -> tuple[int, ...]:
-    """The time limits (s) of the history's jobs submitted in its last week: what a family
-    proposes boundaries from (runtime-class queues, as the paper's previous week)."""
-    if history is None or not len(history):
-        return ()
-    submit = history["submit"].to_numpy(np.int64)
-    limit = history["limit"].to_numpy(np.int64)
-    recent = (submit > submit.max() - SECONDS_PER_WEEK) & (limit > 0)
-    return tuple(int(v) for v in limit[recent])
-
-
-def history_classes(history: pd.DataFrame, rule: ClassRule = ClassRule()
-                    ) -> tuple[tuple[str, str], ...]:
-    """(user, class) by the median CPU efficiency of each user's jobs in the history's last
-    ``CLASS_WEEKS`` weeks (``advisor.studies.share_classes``); () when the history gives no
-    efficiency."""
-    if history is None or not len(history) or EFFICIENCY not in history:
-        return ()
-    submit = history["submit"].to_numpy(np.int64)
-    recent = history[submit > submit.max() - CLASS_WEEKS * SECONDS_PER_WEEK]
-    classes = median_classes(recent["user"].astype(str), recent[EFFICIENCY].astype(float),
-                             rule)
-    return tuple((str(u), str(c)) for u, c in classes.items() if c)
-
-
-def queue_state(snap: Snapshot) -> QueueState:
-    """The snapshot's queue, for a choice that orders its jobs (``QueueState``)."""
-    machine = snap.machine
-    ready = sorted((j for j in snap.pending if not j.held and not j.dependency),
-                   key=lambda j: (-(j.priority or 0), j.submit_time, j.job_id))
-
-    def column(values):
-        return np.array(list(values), np.int64)
-
-    return QueueState(
-        snap.time, machine.cpus,
-        column((j.start_time if j.start_time is not None else snap.time)
-               + job_limit(j, machine) for j in snap.running),
-        column(j.cpus for j in snap.running), column(j.job_id for j in ready),
-        column(j.submit_time for j in ready), column(job_limit(j, machine) for j in ready),
-        column(j.cpus for j in ready))
+def context_for(snapshot: Snapshot, history: pd.DataFrame | None = None,
+                long_queue: int | None = None) -> Context:
+    """What every family sees of ``snapshot`` and its ``history`` when it proposes and
+    enacts candidates (one context per decision: its derived inputs are computed once)."""
+    return Context(snapshot.machine, snapshot.config, len(snapshot.pending), long_queue,
+                   snapshot=snapshot, history=history)
 
 
 def candidates_for(snapshot: Snapshot, policies: list[Policy] | None = None,
-                   site=None, limits: tuple[int, ...] = (), route=None,
-                   classes: tuple[tuple[str, str], ...] = ()) -> list[Candidate]:
+                   site=None, route=None, history: pd.DataFrame | None = None,
+                   context: Context | None = None) -> list[Candidate]:
     """The configuration in effect (with its site-factor rule ``site`` and its ``route``,
-    when known), then each policy's Slurm form (default: the whole default grid; ``limits``
-    and ``classes`` as for ``slurm_candidate``). Candidates identical to an earlier one are
-    left out."""
-    queue = queue_state(snapshot)
+    when known), then each policy's Slurm form (default: the whole default grid), from
+    ``snapshot`` and its ``history`` (or ``context``, the decision's ``context_for``).
+    Candidates identical to an earlier one are left out."""
+    context = context or context_for(snapshot, history)
     if policies is None:
-        context = Context(snapshot.machine, snapshot.config, len(snapshot.pending), None,
-                          limits=limits, queue=queue, user_classes=classes)
         policies = default_grid(context)
-    try:
-        gang_partition(snapshot.machine, snapshot.config)
-    except BadInput as e:
-        raise BadInput(f"the configuration in effect: {e}") from None
-    out = [current_candidate(snapshot.config, site, route)]
+    out = [current_candidate(snapshot.config, site, route, snapshot.machine)]
     for policy in policies:
-        c = slurm_candidate(policy, snapshot.config, snapshot.machine, limits, queue, classes)
+        c = slurm_candidate(policy, context)
         if all(c.enacts != o.enacts for o in out):
             out.append(c)
     return out

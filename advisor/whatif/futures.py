@@ -21,10 +21,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from advisor.engine.slurm import job_limit
 from advisor.whatif.trace_accounts import account_names, memory_per_cpu
 from advisor.model import (ACCOUNTING_COLUMNS, EFFICIENCY, HISTORY_COLUMNS, SECONDS_PER_WEEK,
-                           Job, Snapshot, Workload)
+                           Job, Snapshot, Workload, job_limit)
 
 #: users with fewer finished jobs than this borrow everyone's ratios
 MIN_JOBS = 5

@@ -14,10 +14,11 @@ benchmark plays, over the same decision points (the same cuts cost all alike):
 * the online advice, deciding from the window's start.
 Figures count the jobs submitted in the window, after the warm-up.
 
-A candidate kept fixed is enacted anew at each decision point with what it was given at
-the start (the time limits of the history before the window): the same Slurm form, except
-that a plan orders the jobs pending at each point, as a site running it daily would. Jobs
-carry no CPU efficiency here, as in the online replay, so no time-sliced candidate appears.
+A candidate kept fixed is enacted anew at each decision point with the history before the
+window (its last ``Settings.history_weeks`` weeks, as the advisor reads them): the same
+Slurm form, except that a plan orders the jobs pending at each point, as a site running it
+daily would. Jobs carry no CPU efficiency here, as in the online replay, so no time-sliced
+candidate appears.
 """
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload, trace_ma
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import Policy, parse_policy
-from advisor.whatif.candidates import queue_state, slurm_candidate
+from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.futures import history_from_workload
 from advisor.settings import Settings
-from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay
+from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay, trace_history
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.trace_accounts import baseline_spec, site_config
 
@@ -58,7 +59,7 @@ class FixedTask:
     estimates: Estimates
     every: int
     policy: Policy
-    limits: tuple[int, ...]
+    history: pd.DataFrame | None = None
 
 
 def fixed_starts(task: FixedTask) -> np.ndarray:
@@ -68,8 +69,8 @@ def fixed_starts(task: FixedTask) -> np.ndarray:
     base = site_config(task.workload)
 
     def enacted(snap=None):
-        return slurm_candidate(task.policy, base, system.machine, task.limits,
-                               queue_state(snap) if snap is not None else None)
+        return slurm_candidate(task.policy, Context(system.machine, base, snapshot=snap,
+                                                    history=task.history))
 
     return system.play(system.decision_points(task.every), lambda t, snap, h, c: enacted(snap),
                        first=enacted())
@@ -99,16 +100,16 @@ class AdviceBench:
                 "decisions": self.online.as_dict()["decisions"]}
 
 
-def static_policies(machine, limits: tuple[int, ...] = (),
+def static_policies(machine, history: pd.DataFrame | None = None,
                     policies: tuple[Policy, ...] | None = None,
                     base: SchedulingConfig = SchedulingConfig()) -> list[Policy]:
     """The policies kept fixed: ``policies``, else the whole default grid (a short queue's:
     conservative backfilling and plans too), each Slurm form once; over a site's ``base``
     with a priority policy (fair share), the grid's candidates that keep it."""
-    context = Context(machine, base, 0, None, limits=limits)
+    context = Context(machine, base, 0, None, history=history)
     out, seen = [], []
     for policy in (list(policies) if policies else default_grid(context)):
-        candidate = slurm_candidate(policy, base, machine, limits)
+        candidate = slurm_candidate(policy, context)
         enacts = candidate.enacts
         if candidate.overrides and not policies:
             continue
@@ -144,10 +145,11 @@ def warm_window(whole: Workload, since: int | None, until: int | None = None,
 
 def fixed_runs(workload: Workload, every: int, policies: list[Policy],
                executor: Executor | None = None, estimates: Estimates = Estimates(),
-               limits: tuple[int, ...] = (),
+               history: pd.DataFrame | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict:
-    """Each of ``policies`` kept fixed over the window: {label: (spec, start times)}."""
-    tasks = [FixedTask(workload, estimates, every, p, limits) for p in policies]
+    """Each of ``policies`` kept fixed over the window (enacted with ``history``, the
+    advisor's before it): {label: (spec, start times)}."""
+    tasks = [FixedTask(workload, estimates, every, p, history) for p in policies]
     starts: list[np.ndarray | None] = [None] * len(tasks)
     executor = executor or SerialExecutor()
     for done, (i, start) in enumerate(executor.map_unordered(fixed_starts, tasks), start=1):
@@ -159,13 +161,14 @@ def fixed_runs(workload: Workload, every: int, policies: list[Policy],
 
 def advice_bench(workload: Workload, every: int, settings: Settings = Settings(),
                  executor: Executor | None = None, baseline: Policy | None = None,
-                 estimates: Estimates = Estimates(), limits: tuple[int, ...] = (),
+                 estimates: Estimates = Estimates(),
                  on_progress: Callable[[str, int, int], None] | None = None,
                  fixed: dict | None = None, prior: pd.DataFrame | None = None,
                  first: int | None = None) -> AdviceBench:
     """The online replay of ``workload`` (``online_replay``, its history starting with
     ``prior``, its first decision at ``first``), the baseline, every static policy
-    (``static_policies(.., limits, settings.policies)``) kept fixed over the same decision
+    (``static_policies(.., history, settings.policies)``, ``history`` the advisor's at the
+    start: ``prior``'s last weeks) kept fixed over the same decision
     points, or the ``fixed_runs`` given, the site's pick (from the weeks before ``first``)
     and the rolling pick (re-picked every week from ``first``, or from the second week
     without a warm-up); judged on the jobs submitted from ``first`` on, ranked by
@@ -174,10 +177,11 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
         raise BadInput(f"the benchmark ranks runs by {', '.join(RANKED)}, not "
                        f"'{settings.objective}'")
     baseline = baseline or parse_policy(baseline_spec(workload))
-    policies = static_policies(trace_machine(workload), limits, settings.policies,
+    history = trace_history(prior, settings.history_weeks)
+    policies = static_policies(trace_machine(workload), history, settings.policies,
                                site_config(workload))
     if fixed is None:
-        fixed = fixed_runs(workload, every, policies, executor, estimates, limits,
+        fixed = fixed_runs(workload, every, policies, executor, estimates, history,
                            (lambda d, n: on_progress("policies kept fixed", d, n))
                            if on_progress else None)
     submit = workload.jobs["submit"].to_numpy(np.int64)
@@ -199,9 +203,9 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
     played = {}
     if pick:
         played[SITE] = (runs[pick][0], switching_starts(
-            workload, every, by_label, [(first, pick)], limits, estimates, baseline))
-    played[ROLLING] = ("rolling", switching_starts(workload, every, by_label, schedule, limits,
-                                                   estimates, baseline))
+            workload, every, by_label, [(first, pick)], history, estimates, baseline))
+    played[ROLLING] = ("rolling", switching_starts(workload, every, by_label, schedule,
+                                                   history, estimates, baseline))
     runs = {**runs, **played, ONLINE: ("online", online.start)}
     bench = judged(workload, runtime, runs, online, every, settings,
                    submit >= first if warm else None, list(fixed), pick, schedule)
@@ -238,7 +242,7 @@ def rolling_picks(submit: np.ndarray, runtime: np.ndarray, runs: dict, first: in
 
 
 def switching_starts(workload: Workload, every: int, policies: dict,
-                     schedule: list[tuple[int, str]], limits: tuple[int, ...] = (),
+                     schedule: list[tuple[int, str]], history: pd.DataFrame | None = None,
                      estimates: Estimates = Estimates(), baseline: Policy | None = None
                      ) -> np.ndarray:
     """Start times with ``baseline`` (default ``baseline_spec``) in effect until the first
@@ -252,8 +256,8 @@ def switching_starts(workload: Workload, every: int, policies: dict,
         label = next((name for at, name in reversed(schedule) if t >= at), None)
         if label is None:
             return current
-        return slurm_candidate(policies[label], base, machine, limits,
-                               queue_state(snap))
+        return slurm_candidate(policies[label], Context(machine, base, snapshot=snap,
+                                                        history=history))
 
     return system.play(system.decision_points(every), decide)
 

@@ -22,17 +22,18 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine import Estimates, job_arrays
-from advisor.engine.slurm import slurm_input, start_times
+from advisor.engine.slurm import slurm_input
 from advisor.metrics import lawson_slowdown
 from advisor.model import (ACCOUNTING_COLUMNS, HISTORY_COLUMNS, SECONDS_PER_WEEK,
                            TRACE_PARTITION, Job, SchedulingConfig, Snapshot, Workload,
                            trace_machine)
+from advisor.plugins.contract import Context
 from advisor.plugins.spec import Policy, parse_policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.whatif.recommend import recommend
 from advisor.whatif.runner import Executor
-from advisor.whatif.scenario import candidate_input, nice_of, routed
+from advisor.whatif.scenario import candidate_input, candidate_starts, nice_of, routed
 from advisor.whatif.trace_accounts import (account_names, baseline_spec, memory_per_cpu,
                                            site_config, usage_at)
 
@@ -132,12 +133,9 @@ class ReplaySystem:
                          time_limit=int(self.limit[k]), nodes=int(self.procs[k]),
                          partitions=(TRACE_PARTITION,), account=str(self.accounts[k]),
                          memory_per_cpu=int(self.memory[k])) for k in range(len(self.ids))]
-        self.first = slurm_candidate(baseline, site_config(workload), self.machine)
-        # the trace's jobs carry no CPU efficiency here, so the prior's are left out too: a
-        # time-sliced candidate would need the gang partition's play (``candidate_starts``)
-        self.prior = (prior[[*HISTORY_COLUMNS, *ACCOUNTING_COLUMNS]]
-                      .assign(partition=TRACE_PARTITION)
-                      if prior is not None else None)
+        self.first = slurm_candidate(baseline, Context(self.machine, site_config(workload)))
+        # the trace's jobs carry no CPU efficiency here, so the prior's are left out too
+        self.prior = trace_history(prior)
 
     def decision_points(self, every: int) -> list[int]:
         if every <= 0:
@@ -166,7 +164,7 @@ class ReplaySystem:
                         for j in (*snap.running, *snap.pending, *arrivals)}
             base = slurm_input(snap, runtimes, arrivals, config=current.config)
             inp = candidate_input(base, current, snap, nice_of(base, snap), runtimes, arrivals)
-            began = start_times(inp)
+            began = candidate_starts(inp, current, snap, runtimes, arrivals)
             rows = np.array([self.row[int(i)] for i in inp.job_ids], np.int64)
             fresh = (start[rows] < 0) & (began >= 0)
             if nxt is not None:
@@ -207,6 +205,20 @@ class ReplaySystem:
         if self.prior is None or not len(self.prior):
             return played
         return pd.concat([self.prior, played], ignore_index=True)
+
+
+def trace_history(prior: pd.DataFrame | None, weeks: int | None = None
+                  ) -> pd.DataFrame | None:
+    """A trace's finished jobs (``history_from_workload``) as the online replay's advisor
+    reads them: sacct's columns on the trace's partition, no CPU efficiency (none is
+    known of the jobs it plays); ``weeks``: only the last ones, as the advisor fetches."""
+    if prior is None:
+        return None
+    history = prior[[*HISTORY_COLUMNS, *ACCOUNTING_COLUMNS]].assign(partition=TRACE_PARTITION)
+    if weeks is not None and len(history):
+        submit = history["submit"].to_numpy(np.int64)
+        history = history[submit > submit.max() - weeks * SECONDS_PER_WEEK]
+    return history.reset_index(drop=True)
 
 
 def compare(workload: Workload, runtime: np.ndarray, static: np.ndarray,

@@ -37,17 +37,15 @@ import numpy as np
 import pandas as pd
 
 from advisor.engine import make_arrays, run
-from advisor.engine.slurm import job_limit
 
 from advisor.metrics import bounded_slowdown
-from advisor.model import SECONDS_PER_WEEK, Snapshot
-from advisor.plugins.contract import Context
+from advisor.model import SECONDS_PER_WEEK, Snapshot, job_limit
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
 from advisor.settings import LONG_QUEUE, Settings
 from advisor.units import format_duration
-from advisor.whatif.candidates import (Candidate, candidates_for, history_classes,
-                                       history_limits, slurm_candidate)
+from advisor.plugins.contract import Context
+from advisor.whatif.candidates import Candidate, candidates_for, context_for, slurm_candidate
 from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit, sample_raced
 from advisor.whatif.runner import Executor
@@ -113,12 +111,10 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     configuration in effect was put in effect (the minimum dwell), when known;
     ``past_memo``: the past replays made already this week (``replay_past``)."""
     settings.check()
-    limits, classes = history_limits(history), history_classes(history)
-    context = Context(snapshot.machine, snapshot.config, len(snapshot.pending),
-                      settings.conservative_up_to, limits=limits, user_classes=classes)
+    context = context_for(snapshot, history, settings.conservative_up_to)
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
-    candidates = candidates_for(snapshot, policies, site, limits, route, classes)
+    candidates = candidates_for(snapshot, policies, site, route, context=context)
     missing = unplayed(snapshot)
     if missing:
         candidates = [replace(c, unplayed=describe(missing)) for c in candidates]
@@ -126,7 +122,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
         candidates, kept_out = keep_site_policy(candidates, bool(settings.policies),
                                                 snapshot.config, snapshot.machine)
         left_out = "; ".join(t for t in (left_out, kept_out) if t)
-    ref = reference_index(candidates, settings.reference, snapshot, limits, classes)
+    ref = reference_index(candidates, settings.reference, context)
     qb = queue_slowdown(snapshot)
     empty = np.zeros((len(candidates), 0, len(METRICS)))
     if settings.trigger is not None and qb <= settings.trigger:
@@ -228,13 +224,12 @@ def drain_horizon(snapshot: Snapshot, settings: Settings) -> int:
 
 
 def reference_index(candidates: list[Candidate], policy: Policy | None,
-                    snapshot: Snapshot, limits: tuple[int, ...] = (),
-                    classes: tuple[tuple[str, str], ...] = ()) -> int:
+                    context: Context) -> int:
     """Where the risk limits' reference is among ``candidates`` (appended when the grid
     lacks it); 0, the configuration in effect, when none is given."""
     if policy is None:
         return 0
-    ref = slurm_candidate(policy, snapshot.config, snapshot.machine, limits, classes=classes)
+    ref = slurm_candidate(policy, context)
     for i, c in enumerate(candidates):
         if c.enacts == ref.enacts:
             return i

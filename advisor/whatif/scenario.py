@@ -30,15 +30,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from advisor.engine.slurm import (UNLIMITED_SECONDS, job_limit, slurm_input, start_times,
-                                  under_config)
+from advisor.engine.slurm import slurm_input, start_times, under_config
 from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
 from advisor.metrics import bounded_slowdown
-from advisor.model import Job, Snapshot
+from advisor.model import UNLIMITED_SECONDS, Job, Snapshot, job_limit
 from advisor.plugins.enactment import JobColumns
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import FutureSample
-from advisor.whatif.timeshared import gang_partition, shared_ends, split
 
 #: what each simulation reports, in this order (waits in seconds; p95 and max from the
 #: snapshot, see above)
@@ -123,7 +121,7 @@ def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
                            priorities=_keeps_priorities(cand))
     elif _keeps_priorities(cand):
         return base
-    return _priced(base, cand, snap, nice)
+    return priced(base, cand, snap, nice)
 
 
 def _keeps_priorities(cand: Candidate) -> bool:
@@ -132,7 +130,7 @@ def _keeps_priorities(cand: Candidate) -> bool:
     return cand.is_current and cand.site is None
 
 
-def _priced(inp, cand: Candidate, snap: Snapshot, nice: np.ndarray):
+def priced(inp, cand: Candidate, snap: Snapshot, nice: np.ndarray):
     """``inp`` under the candidate's priorities: its configuration, its site factor less
     ``nice``."""
     if _keeps_priorities(cand):
@@ -145,29 +143,47 @@ def _priced(inp, cand: Candidate, snap: Snapshot, nice: np.ndarray):
 
 def candidate_starts(inp, cand: Candidate, snap: Snapshot, runtimes: Mapping[int, int],
                      arrivals: Sequence[Job] = ()) -> np.ndarray:
-    """Each job's start under the candidate (``candidate_input``'s ``inp``), in its order.
-    In a time-sliced partition (``advisor.whatif.timeshared``), a job's start is its end
-    less its runtime alone, so that its wait is the delay it sees."""
-    gang = gang_partition(snap.machine.with_layout(cand.enactment.partitions), cand.config)
-    if gang is None:
+    """Each job's start under the candidate (``candidate_input``'s ``inp``), in its order:
+    the slurm mode's, or its player's when a family plays a partition of its layout that
+    the slurm mode does not (``Candidate.player``)."""
+    if cand.player is None:
         return start_times(inp)
-    arrivals = route_jobs(arrivals, snap, cand)
-    on_layout = routed(snap, cand)
-    part = split(on_layout, arrivals, gang)
-    dedicated = slurm_input(part.dedicated, runtimes, part.arrivals, config=cand.config)
-    dedicated = _priced(dedicated, cand, part.dedicated, nice_of(dedicated, snap))
-    starts = dict(zip(dedicated.job_ids.tolist(), start_times(dedicated).tolist()))
-    ends = shared_ends(part, gang, on_layout, runtimes)
-    out = inp.jobs[FIXED].copy()
-    for k, job_id in enumerate(inp.job_ids.tolist()):
-        if out[k] >= 0:
-            continue
-        if job_id in ends:
-            end, work = ends[job_id]
-            out[k] = -1 if end < 0 else int(np.ceil(end - work - 1e-6))
-        else:
-            out[k] = starts.get(job_id, -1)
-    return out
+    return cand.player.starts(inp, cand, snap, runtimes, arrivals, SLURM_PLAY)
+
+
+class SlurmPlay:
+    """What a family's player (``advisor.plugins.contract.Player``) asks of the slurm mode
+    for the partitions it leaves to it."""
+
+    @staticmethod
+    def route(jobs: Sequence[Job], snap: Snapshot, cand: Candidate) -> tuple[Job, ...]:
+        return route_jobs(jobs, snap, cand)
+
+    @staticmethod
+    def routed(snap: Snapshot, cand: Candidate) -> Snapshot:
+        return routed(snap, cand)
+
+    @staticmethod
+    def starts(part: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job],
+               cand: Candidate, snap: Snapshot) -> dict[int, int]:
+        """Each job's start by id in ``part`` (a part of ``snap``, with ``arrivals``)
+        under the candidate, priced as in ``candidate_input``."""
+        inp = slurm_input(part, runtimes, arrivals, config=cand.config)
+        inp = priced(inp, cand, part, nice_of(inp, snap))
+        return dict(zip(inp.job_ids.tolist(), start_times(inp).tolist()))
+
+    @staticmethod
+    def in_order(inp, starts: Mapping[int, int]) -> np.ndarray:
+        """``starts`` (by job id) in ``inp``'s order; a job running at the snapshot keeps
+        its start, a job ``starts`` does not hold never starts (-1)."""
+        out = inp.jobs[FIXED].copy()
+        for k, job_id in enumerate(inp.job_ids.tolist()):
+            if out[k] < 0:
+                out[k] = starts.get(job_id, -1)
+        return out
+
+
+SLURM_PLAY = SlurmPlay()
 
 
 def columns(inp) -> JobColumns:

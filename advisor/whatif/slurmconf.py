@@ -13,7 +13,8 @@ import dataclasses
 import re
 from dataclasses import dataclass, replace
 
-from advisor.model import BackfillParameters, Partition, SchedulingConfig, Snapshot
+from advisor.model import (SLURM_CONF, BackfillParameters, Partition, SchedulingConfig,
+                           Snapshot)
 from advisor.plugins.enactment import LuaFragment
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.scenario import job_columns
@@ -65,32 +66,25 @@ def _params(config: SchedulingConfig) -> str:
 
 
 def conf_lines(config: SchedulingConfig) -> dict[str, str]:
-    """The scheduling keys of slurm.conf for ``config``, as slurmctld reads them."""
-    tres = ",".join(f"{k}={v:g}" for k, v in config.priority_weight_tres.items())
-    return {
-        "SchedulerType": config.scheduler_type,
-        "SchedulerParameters": _params(config),
-        "PriorityType": config.priority_type,
-        "PriorityWeightAge": str(config.priority_weight_age),
-        "PriorityWeightAssoc": str(config.priority_weight_assoc),
-        "PriorityWeightFairshare": str(config.priority_weight_fairshare),
-        "PriorityWeightJobSize": str(config.priority_weight_job_size),
-        "PriorityWeightPartition": str(config.priority_weight_partition),
-        "PriorityWeightQOS": str(config.priority_weight_qos),
-        "PriorityWeightTRES": tres,
-        "PriorityFlags": ",".join(config.priority_flags),
-        "PriorityMaxAge": _minutes(config.priority_max_age),
-        "PriorityCalcPeriod": _minutes(config.priority_calc_period),
-        "PriorityDecayHalfLife": _minutes(config.priority_decay_half_life),
-        "PriorityFavorSmall": "YES" if config.priority_favor_small else "NO",
-        "SelectType": config.select_type,
-        "SelectTypeParameters": config.select_type_parameters,
-        "PreemptType": config.preempt_type,
-        "PreemptMode": config.preempt_mode,
-        "SchedulerTimeSlice": str(config.scheduler_time_slice),
-        "OverTimeLimit": str(config.over_time_limit),
-        "JobSubmitPlugins": ",".join(config.job_submit_plugins),
-    }
+    """The scheduling keys of slurm.conf a candidate may change (the model's ``SLURM_CONF``)
+    for ``config``, as slurmctld reads them."""
+    return {key: _written(getattr(config, name), kind, config)
+            for key, name, kind, written in SLURM_CONF if written}
+
+
+def _written(value, kind: str, config: SchedulingConfig) -> str:
+    """A value of a ``SLURM_CONF`` kind as slurm.conf takes it."""
+    if kind == "params":
+        return _params(config)
+    if kind == "tres":
+        return ",".join(f"{k}={v:g}" for k, v in value.items())
+    if kind == "list":
+        return ",".join(value)
+    if kind == "bool":
+        return "YES" if value else "NO"
+    if kind == "minutes":
+        return _minutes(value)
+    return str(value)
 
 
 def hostlist(names: tuple[str, ...]) -> str:
@@ -167,6 +161,8 @@ class SlurmChange:
     restart: bool                        # a slurmctld restart is needed
     partitions: tuple[str, ...] = ()     # PartitionName lines: new, changed or drained
     removed: tuple[str, ...] = ()        # partitions the layout removes
+    admin: tuple[str, ...] = ()          # of the commands, what a family changes beyond
+    undo: tuple[str, ...] = ()           # slurm.conf (sacctmgr), and how to put it back
 
     @property
     def layout_names(self) -> tuple[str, ...]:
@@ -196,7 +192,8 @@ class SlurmChange:
                          in self.diff.items()},
                 "partitions": list(self.partitions), "removed_partitions": list(self.removed),
                 "fragment": self.fragment, "job_submit_lua": self.script,
-                "commands": list(self.commands), "restart": self.restart,
+                "commands": list(self.commands), "undo": list(self.undo),
+                "restart": self.restart,
                 "activation": "restart slurmctld" if self.restart else "scontrol reconfigure"}
 
 
@@ -241,16 +238,18 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
         commands += [f"scontrol update JobId={j.job_id} SiteFactor=0" for j in snapshot.pending
                      if j.priority_factors.get("site", 0)]
         if "lua" in current.job_submit_plugins:
-            caveats.append("if job_submit.lua sets site factors (an earlier advisor "
-                           "ordering), new jobs keep getting them: --apply replaces the "
-                           "advisor's own script with one that sets none")
+            caveats.append("if job_submit.lua sets site factors (an earlier advice's), "
+                           "new jobs keep getting them: --apply replaces the advisor's own "
+                           "script with one that sets none")
+    commands = [*enactment.commands, *commands]   # (the limits first, then the jobs)
     restart = needs_restart(diff, current.slurm_version)
     if diff or lines or removed:
         keys = "/".join(k for k in diff if k in RESTART_UP_TO_2302)
         commands.insert(0, "scontrol reconfigure" if not restart else
                         f"# restart slurmctld ({keys} change)")
     return SlurmChange(candidate.spec, candidate.label, candidate.fidelity, tuple(caveats),
-                       diff, fragment, script, tuple(commands), restart, lines, removed)
+                       diff, fragment, script, tuple(commands), restart, lines, removed,
+                       enactment.commands, enactment.undo)
 
 
 def layout_change(layout: tuple[Partition, ...] | None, snapshot: Snapshot

@@ -22,7 +22,8 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_text import parse_config, parse_sprio, SPRIO_FORMAT
 from advisor.whatif.candidates import candidates_for
 from advisor.cli import main
-from advisor.engine.slurm import job_limit, run_slurm, slurm_input
+from advisor.engine.slurm import run_slurm, slurm_input
+from advisor.model import job_limit
 from advisor.plugins.spec import parse_policy
 from advisor.whatif.scenario import candidate_input, nice_of
 from tests.integration.test_slurm_snapshot import submit

@@ -1,5 +1,5 @@
 """Slurm's gang scheduling on the real test cluster: the behaviour the time-sliced partition
-model assumes (advisor.engine.gang), configured by the lines the advisor writes
+model assumes (advisor.policies.timeshare.kernel_gang), configured by the lines the advisor writes
 (advisor.whatif.slurmconf). Two jobs that each take all CPUs of one node in a partition
 with OverSubscribe=FORCE:2, under PreemptMode=GANG (a restart of slurmctld) and the
 shortest time slice Slurm allows (5 s), alternate between RUNNING and SUSPENDED."""

@@ -15,6 +15,7 @@ from advisor.adapters import slurm_cli
 from advisor.adapters.slurm_apply import apply_change
 from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_text import parse_partitions
+from advisor.plugins.contract import Context
 from advisor.plugins.spec import parse_policy
 from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.slurmconf import change_for
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.slurm
 def _apply(spec: str):
     commands = SlurmCommands()
     snap = slurm_cli.snapshot(commands)
-    change = change_for(slurm_candidate(parse_policy(spec), snap.config, snap.machine), snap)
+    cand = slurm_candidate(parse_policy(spec), Context(snap.machine, snap.config))
+    change = change_for(cand, snap)
     return change, apply_change(change, snap, commands)
 
 

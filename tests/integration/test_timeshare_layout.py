@@ -12,16 +12,18 @@ from __future__ import annotations
 import getpass
 import time
 
+import pandas as pd
 import pytest
 
 from advisor.adapters import slurm_cli
 from advisor.adapters.slurm_apply import apply_change
 from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.errors import BadInput
+from advisor.plugins.contract import Context
 from advisor.plugins.spec import parse_policy
+from advisor.policies.timeshare.player import gang_partition
 from advisor.whatif.candidates import candidates_for, slurm_candidate
 from advisor.whatif.slurmconf import change_for
-from advisor.whatif.timeshared import gang_partition
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY
 from tests.integration.test_slurm_snapshot import submit
 
@@ -41,8 +43,9 @@ def test_the_time_sliced_partition_on_the_real_slurmctld(clean_queue):
     etc = slurm.root / "etc"
     commands = SlurmCommands()
     snap = slurm_cli.snapshot(commands)
-    cand = slurm_candidate(parse_policy(SPEC), snap.config, snap.machine,
-                           classes=((getpass.getuser(), "idle"),))
+    idle = pd.DataFrame({"user": [getpass.getuser()], "submit": [0], "efficiency": [0.2]})
+    cand = slurm_candidate(parse_policy(SPEC), Context(snap.machine, snap.config,
+                                                       history=idle))
     change = change_for(cand, snap)
     print(f"\n{change.fragment}\n" + "\n".join(change.caveats))
     assert change.restart and cand.fidelity == "approximate"

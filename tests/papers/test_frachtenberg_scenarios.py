@@ -19,7 +19,7 @@ from functools import partial
 
 import pytest
 
-from advisor.studies.coscheduling import compare, dynamic_workload, orders, play_dynamic
+from advisor.policies.timeshare.study_cosched import compare, dynamic_workload, orders, play_dynamic
 
 TOLERANCE = 0.10
 GAPS = {

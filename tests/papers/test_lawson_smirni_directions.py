@@ -14,7 +14,7 @@ import pytest
 
 from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.engine import Estimates, job_arrays
-from advisor.engine.multiqueue import a_priori_classes, run_queues
+from advisor.policies.queues.kernel import a_priori_classes, run_queues
 from advisor.metrics import schedule_table, slowdown_ratio
 
 TRACES = ("KTH-SP2", "CTC-SP2", "SDSC-SP2", "SDSC-BLUE")
@@ -59,7 +59,7 @@ def test_fig6_online_simulation_beats_four_fixed_queues(name):
     """Fig. 6 (c) > (b): with user estimates, the online choice of P (paper's setting, at
     Table 1's T and L) beats four queues kept throughout; and it tests at most once a week
     (Table 2), changing P only on a test."""
-    from advisor.studies.queue_counts import online_queue_counts
+    from advisor.policies.queues.study import online_queue_counts
     workload = read_swf(resolve_trace(name))
     arrays = job_arrays(workload, Estimates("user"))
     request = workload.jobs["req_time"].to_numpy()
@@ -82,7 +82,7 @@ def test_honest_online_simulation_still_beats_one_queue_on_kth():
     (no hindsight), at Table 1's KTH setting (T=100, L=2): it still beats one queue (R > 0;
     measured +7.27 against the paper's-setting +10.38 and four fixed queues' +10.27), and the
     decisions it takes are tests of Table 2's kind."""
-    from advisor.studies.queue_counts import queue_count_study
+    from advisor.policies.queues.study import queue_count_study
     study = queue_count_study(read_swf(resolve_trace("KTH-SP2")), 100, 2, futures="sampled")
     assert study.r_online > 0
     t2 = study.table2()

@@ -3,15 +3,15 @@ local traces are not the paper's versions (SDSC-BLUE holds 243,306 jobs against 
 paper's 67,155; the cleaned LLNL-Atlas 43,778 against 60,332), so the test is that PLAN 1
 and PLAN 2 wait less than FCFS and that PLAN 2 does in every month, on a month of
 SDSC-BLUE and on the whole of LLNL-Atlas, with the paper's annealing parameters. The
-whole traces and utilisation beside Table II are bench/plans.py's (and issue 20's closing
-note)."""
+whole traces and utilisation beside Table II are policies/plan/bench.py's (and issue 20's
+closing note)."""
 from __future__ import annotations
 
 import pytest
 
 from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.cleaning import trace_window
-from advisor.studies.plans import plan_study
+from advisor.policies.plan.study import plan_study
 from advisor.units import parse_moment
 
 #: (trace, first day, day after the last): a month of Blue Horizon; all of Atlas

@@ -74,7 +74,7 @@ def test_boundaries_balance_the_job_counts(estimates, parts):
 @given(workloads())
 def test_the_compiled_engine_is_the_reference(case):
     from advisor.engine import make_arrays
-    from advisor.engine.multiqueue import run_queues
+    from advisor.policies.queues.kernel import run_queues
     machine, parts, jobs = case
     submit, procs, runtime, estimate, klass = (list(x) for x in zip(*jobs))
     arrays = make_arrays(submit, runtime, estimate, procs, machine)
@@ -100,7 +100,7 @@ def test_the_compiled_engine_is_the_reference(case):
 def test_compiled_cuts_are_the_reference(estimates, parts):
     import numpy as np
 
-    from advisor.engine.multiqueue import classify as classify_c, weekly_cuts
+    from advisor.policies.queues.kernel import classify as classify_c, weekly_cuts
     from tests.multiqueue_reference import boundaries, classify
     cuts = weekly_cuts(np.array(estimates, np.int64), parts)
     assert cuts[:parts - 1].tolist() == boundaries(estimates, parts)
@@ -125,7 +125,7 @@ def test_a_run_stopped_copied_and_resumed_is_the_same_run(case, stop, local):
     import numpy as np
 
     from advisor.engine import make_arrays
-    from advisor.engine.multiqueue import MultiQueue
+    from advisor.policies.queues.kernel import MultiQueue
     machine, parts, jobs = case
     submit, procs, runtime, estimate, _ = (list(x) for x in zip(*jobs))
     arrays = make_arrays(submit, runtime, estimate, procs, machine)
@@ -144,7 +144,7 @@ def test_a_run_stopped_copied_and_resumed_is_the_same_run(case, stop, local):
 @given(workloads(), st.integers(0, 400), st.integers(1, 4))
 def test_repartitioning_at_any_moment_starts_every_job_within_the_machine(case, stop, new):
     from advisor.engine import make_arrays
-    from advisor.engine.multiqueue import MultiQueue
+    from advisor.policies.queues.kernel import MultiQueue
     machine, parts, jobs = case
     submit, procs, runtime, estimate, _ = (list(x) for x in zip(*jobs))
     arrays = make_arrays(submit, runtime, estimate, procs, machine)
@@ -166,7 +166,7 @@ def test_a_run_continued_into_its_own_future_is_the_same_run(case, stop):
     import numpy as np
 
     from advisor.engine import make_arrays
-    from advisor.engine.multiqueue import MultiQueue
+    from advisor.policies.queues.kernel import MultiQueue
     machine, parts, jobs = case
     submit, procs, runtime, estimate, _ = (list(x) for x in zip(*jobs))
     arrays = make_arrays(submit, runtime, estimate, procs, machine)

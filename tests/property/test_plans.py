@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine import EngineConfig, run
-from advisor.engine.plan import COSTS, Annealing, plan
+from advisor.policies.plan.kernel import COSTS, Annealing, plan
+from advisor.policies.plan.mechanic import Plans
 from tests.helpers import peak_usage
 from tests.property.test_invariants import workloads
 
@@ -92,7 +93,7 @@ def test_a_plan_is_determined_by_its_seed(q, cost, seed):
 @settings(max_examples=150, deadline=None)
 @given(workloads(), st.sampled_from(sorted(COSTS)), st.integers(0, 1000))
 def test_a_replay_under_plans_is_a_feasible_schedule(arrays, cost, seed):
-    start, promised = run(arrays, EngineConfig(plan=cost, annealing=QUICK, seed=seed))
+    start, promised = run(arrays, EngineConfig(mechanic=Plans(cost, QUICK, seed)))
     held = np.minimum(arrays.runtime, np.maximum(arrays.estimate, 1))
     assert (start >= arrays.submit).all(), "every job starts, never before its submission"
     assert (promised >= arrays.submit).all() and (start >= 0).all()

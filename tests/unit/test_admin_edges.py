@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
 import advisor.engine.cache as engine_cache
-import advisor.engine.warmup as warmup
+import advisor.plugins.warmup as warmup
 from advisor.adapters import config as config_files
 from advisor.adapters.files import atomic_write
 from advisor.adapters.slurm_cli import workload_from_sacct

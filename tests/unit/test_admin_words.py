@@ -11,6 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from advisor.plugins.contract import Context
@@ -30,9 +31,10 @@ def advisor(*args, **kw):
 
 # -- labels are specs -------------------------------------------------------------------------
 def _every_grid_policy():
-    from advisor.studies.tune import candidates
-    grid = default_grid(Context(ANY_CLUSTER, pending=10, user_classes=(("u", "idle"),),
-                                limits=(600, 3600, 36000, 86400)))
+    from advisor.policies.ordering.study import candidates
+    history = pd.DataFrame({"user": "u", "submit": [0, 1, 2, 3], "efficiency": 0.2,
+                            "limit": [600, 3600, 36000, 86400]})
+    grid = default_grid(Context(ANY_CLUSTER, pending=10, history=history))
     return grid + candidates((20 * 3600,))
 
 
@@ -155,7 +157,7 @@ def test_the_wheel_installs_advisor_alone(tmp_path):
     assert any(n.startswith("advisor/data/traces/KTH-SP2") for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     points = zipfile.ZipFile(wheel).read(entry).decode()
-    assert "= advisor.policies.ordering:FCFS" in points and "= policies." not in points
+    assert "= advisor.policies.ordering.plugin:FCFS" in points and "= policies." not in points
 
 
 def test_the_package_says_its_version():

@@ -1,4 +1,5 @@
-"""The process-level coscheduling model (advisor.engine.cosched): exact cases and invariants."""
+"""The process-level coscheduling model (policies/timeshare/kernel_cosched.py): exact cases
+and invariants."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.cosched import CS, DC, F, Costs, simulate, simulate_jobs
-from advisor.studies.coscheduling import FITTED, scenarios
+from advisor.policies.timeshare.kernel_cosched import CS, DC, F, Costs, simulate, simulate_jobs
+from advisor.policies.timeshare.study_cosched import FITTED, scenarios
 
 FREE = Costs(global_switch=0.0, local_switch=0.0, monitor=0.0)
 

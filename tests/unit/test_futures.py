@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from advisor.engine.slurm import job_limit
+from advisor.model import job_limit
 from advisor.whatif.futures import (ArrivalSampler, RuntimeModel, draw_sample,
                              history_from_workload)
 from advisor.model import SECONDS_PER_WEEK

@@ -1,4 +1,4 @@
-"""The job-level time-sliced partition (advisor.engine.gang)."""
+"""The job-level time-sliced partition (advisor.policies.timeshare.kernel_gang)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.engine import EngineConfig, job_arrays, run
-from advisor.engine.gang import run_gang
+from advisor.policies.timeshare.kernel_gang import run_gang
 
 
 def test_jobs_sharing_nodes_progress_at_one_over_k_less_the_switch():

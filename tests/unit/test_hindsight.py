@@ -19,7 +19,6 @@ from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, ROLLING, SITE, FixedTas
                                       fixed_runs, fixed_starts, rolling_picks,
                                       switching_starts, warm_window)
 from advisor.views.hindsight import advice_bench_table
-from advisor.whatif.candidates import history_limits
 from advisor.whatif.online import ReplaySystem
 from advisor.settings import Settings
 from advisor.whatif.runner import make_executor
@@ -131,8 +130,7 @@ def test_the_advice_beats_the_baseline_on_a_short_window(kth):
     executor = make_executor(2, "process")
     try:
         bench = advice_bench(window, 86400, Settings(objective="avg_wait", samples=4),
-                             executor, limits=history_limits(prior), prior=prior,
-                             first=first)
+                             executor, prior=prior, first=first)
     finally:
         executor.close()
     table = bench.table

@@ -13,6 +13,7 @@ from advisor.engine.slurm_layout import FIXED, LIMIT
 from advisor.errors import BadInput
 from advisor.model import Partition
 from advisor.plugins import Enactment, JobColumns, LuaFragment, NoParams
+from advisor.plugins.contract import Context
 from advisor.plugins.registry import check
 from advisor.plugins.spec import Choice, Policy, parse_policy
 from advisor.whatif.candidates import slurm_candidate
@@ -55,7 +56,7 @@ def kth():
     snap, hist = _setup(bundled("KTH-SP2", False))
     split = check(Split(), "layout/split", "tests")
     policy = Policy.of([*parse_policy("easy:FCFS").choices, Choice(split, NoParams())])
-    return snap, hist, slurm_candidate(policy, snap.config, snap.machine)
+    return snap, hist, slurm_candidate(policy, Context(snap.machine, snap.config))
 
 
 def test_the_layout_is_rendered_with_its_route(kth, tmp_path):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from advisor.engine import EngineConfig, make_arrays, run
-from advisor.engine.plan import Annealing, plan
+from advisor.policies.plan.kernel import Annealing, plan
+from advisor.policies.plan.mechanic import Plans
 from advisor.errors import BadInput
 
 #: Algorithm 1 with no temperature above Tth: the initial permutation's plan, unsearched
@@ -98,31 +99,31 @@ def test_a_threshold_ends_a_plans_starvation_of_a_wide_job():
     procs = [2, 4] + [2] * (len(submit) - 2)
     arrays = make_arrays(submit, runtime, runtime, procs, 4)
     for cost in ("wait", "squared", "makespan"):
-        free, _ = run(arrays, EngineConfig(plan=cost))
-        bounded, _ = run(arrays, EngineConfig(plan=cost, threshold=50))
+        free, _ = run(arrays, EngineConfig(mechanic=Plans(cost)))
+        bounded, _ = run(arrays, EngineConfig(mechanic=Plans(cost), threshold=50))
         assert free[1] - 1 > 500 and bounded[1] - 1 <= 50 + 10 + 15
-        same, _ = run(arrays, EngineConfig(plan=cost, threshold=10**6))
+        same, _ = run(arrays, EngineConfig(mechanic=Plans(cost), threshold=10**6))
         assert np.array_equal(same, free)
 
 
 def test_the_textbook_replay_refuses_queue_settings_and_snapshots():
     arrays = make_arrays([0, 1], [10, 10], [10, 10], [1, 1], 2)
     with pytest.raises(BadInput, match="without a backfilling"):
-        run(arrays, EngineConfig(plan="wait", backfill="conservative"))
+        run(arrays, EngineConfig(mechanic=Plans("wait"), backfill="conservative"))
     with pytest.raises(BadInput, match="unknown plan objective"):
-        run(arrays, EngineConfig(plan="fastest"))
+        run(arrays, EngineConfig(mechanic=Plans("fastest")))
     with pytest.raises(BadInput, match="T0 > Tth"):
-        run(arrays, EngineConfig(plan="wait", annealing=Annealing(cooling=1.0)))
+        run(arrays, EngineConfig(mechanic=Plans("wait", Annealing(cooling=1.0))))
     resumed = make_arrays([0, 1], [10, 10], [10, 10], [1, 1], 2, t0=1, fixed=[0, -1])
     with pytest.raises(BadInput, match="snapshot"):
-        run(resumed, EngineConfig(plan="wait"))
+        run(resumed, EngineConfig(mechanic=Plans("wait")))
 
 
 def test_a_job_ends_at_its_estimate_at_the_latest():
     """The paper's termination event: a job running past its estimate is ended there, so
     the job behind it starts then."""
     arrays = make_arrays([0, 1], [100, 10], [50, 10], [2, 2], 2)
-    start, promised = run(arrays, EngineConfig(plan="wait"))
+    start, promised = run(arrays, EngineConfig(mechanic=Plans("wait")))
     assert start.tolist() == [0, 50] and promised.tolist() == [0, 50]
 
 
@@ -135,7 +136,8 @@ def test_a_plan_for_a_live_queue_is_site_factors_in_planned_start_order():
 
     from advisor.model import SchedulingConfig
     from advisor.plugins.spec import parse_policy
-    from advisor.whatif.candidates import candidates_for, queue_state
+    from advisor.policies.plan.inputs import queue_state
+    from advisor.whatif.candidates import candidates_for
     from advisor.whatif.slurmconf import change_for
     from advisor.whatif.snapshot import trace_snapshot
     from tests.conftest import bundled
@@ -190,7 +192,7 @@ def test_every_job_reserving_keeps_slurm_at_least_as_close_to_the_plan():
     reserving; conservative backfilling starts at least as many planned jobs within a
     minute of their planned start (docs/slurm-mapping.md, "Plans", gives the figures)."""
     from advisor.plugins.spec import parse_policy
-    from advisor.studies.plans import realised_vs_planned
+    from advisor.policies.plan.study import realised_vs_planned
     from advisor.whatif.snapshot import trace_snapshot
     from tests.conftest import bundled
     snap = trace_snapshot(bundled("SDSC-BLUE", False), parse_policy("easy:FCFS:FCFS"),

@@ -15,6 +15,9 @@ pytest.importorskip("matplotlib")
 
 import matplotlib.dates as mdates  # noqa: E402
 
+from advisor.policies.ordering import view as tune_view  # noqa: E402
+from advisor.policies.plan import view as plan_view  # noqa: E402
+from advisor.policies.queues import view as queue_view  # noqa: E402
 from advisor.views import hindsight, plots  # noqa: E402
 
 UNITS = ("(hours)", "(seconds", "(no unit", "(CPUs)", "(%)")
@@ -29,6 +32,9 @@ def caught(monkeypatch):
         return b"\x89PNG"
     monkeypatch.setattr(plots, "png_bytes", keep)
     monkeypatch.setattr(hindsight, "png_bytes", keep)
+    monkeypatch.setattr(plan_view, "png_bytes", keep)
+    monkeypatch.setattr(queue_view, "png_bytes", keep)
+    monkeypatch.setattr(tune_view, "png_bytes", keep)
     return figures
 
 
@@ -86,7 +92,7 @@ def test_the_advice_against_static_names_its_policies_and_counts_weeks(caught):
 def test_the_plans_heatmap_says_which_days(caught):
     from advisor.adapters.swf import read_swf, resolve_trace
     from advisor.cleaning import trace_window
-    from advisor.studies.plans import plan_study
+    from advisor.policies.plan.study import plan_study
     from advisor.units import parse_moment
     atlas = read_swf(resolve_trace("LLNL-Atlas"))
     def moment(d):
@@ -94,7 +100,7 @@ def test_the_plans_heatmap_says_which_days(caught):
 
     study = plan_study(trace_window(atlas, moment("2007-02-01"), moment("2007-02-08")),
                        ["plan2:N=5"])
-    plots.plan_bins_png(study, "PLAN2 N=5")
+    plan_view.plan_bins_png(study, "PLAN2 N=5")
     (fig,) = caught
     assert "2007-02-01 to 2007-02-07" in fig._suptitle.get_text()
     for ax in fig.axes[:3]:
@@ -103,11 +109,11 @@ def test_the_plans_heatmap_says_which_days(caught):
 
 def test_the_tune_and_queue_plots_have_units_and_named_series(caught):
     from advisor.adapters.swf import read_swf, resolve_trace
-    from advisor.studies.queue_counts import queue_count_study
-    from advisor.studies.tune import tune
+    from advisor.policies.ordering.study import tune
+    from advisor.policies.queues.study import queue_count_study
     kth = read_swf(resolve_trace("KTH-SP2"))
-    plots.tune_png(tune(kth, weeks=3), "KTH-SP2")
-    plots.queue_count_png(queue_count_study(kth, 100, 1))
+    tune_view.tune_png(tune(kth, weeks=3), "KTH-SP2")
+    queue_view.queue_count_png(queue_count_study(kth, 100, 1))
     for fig in caught:
         ax = fig.axes[0]
         _labelled(ax)

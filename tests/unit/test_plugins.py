@@ -131,7 +131,7 @@ def test_a_plan_stands_alone_under_its_alias():
     assert plan.label == "PLAN2" and plan.canonical == "plan2"
     assert parse_policy("plan/sa:cost=wait:N=20").canonical == "plan1:N=20"
     assert parse_policy(parse_policy("plan1:N=20").canonical) == parse_policy("plan1:N=20")
-    assert plan.engine_config().plan == "squared"
+    assert plan.engine_config().mechanic.cost == "squared"
     # its threshold T is its own (the short form's T= is the threshold family's)
     bounded = parse_policy("plan1:T=1d")
     assert bounded.canonical == "plan1:T=1d" and bounded.label == "PLAN1 T=1d"
@@ -152,9 +152,9 @@ def test_a_plan_stands_alone_under_its_alias():
     ("nofamily/x", "no policy family 'nofamily' is installed"),
     ("backfill/depth:z=1", "backfill/depth has no 'z' parameter"),
     ("backfill/depth:SPF", "'SPF' in 'backfill/depth:SPF' is not key=value"),
-    ("easy:SPF + depth:k=2", "only its first part may be BACKFILL:ORDER"),
+    ("easy:SPF + depth:k=2", "only its first part may be the short form"),
     ("easy:SPF + backfill/depth", "names two backfill choices: easy and depth"),
-    ("conservative:SPF:FCFS", "conservative backfilling has no backfill queue"),
+    ("conservative:SPF:FCFS", "backfill/conservative takes no word after its ordering"),
     ("easy:FCFS:order=nope", "unknown ordering policy 'nope'"),
     ("easy:SPF + ", "empty policy"),
 ])

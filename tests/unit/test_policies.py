@@ -33,7 +33,7 @@ def test_specs(spec, label, config):
     ("", "empty policy"),
     ("greedy:FCFS", "unknown backfill policy 'greedy'"),
     ("easy:FIFO", "unknown ordering policy 'FIFO'"),
-    ("easy:FCFS:SPF:LQF", "at most two"),
+    ("easy:FCFS:SPF:LQF", "at most 2"),
     ("easy:FCFS:z=1", "no 'z' parameter"),
     ("depth:FCFS:k=0", "at least 1"),
     ("depth:FCFS:k=two", "whole number"),

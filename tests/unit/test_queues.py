@@ -8,18 +8,19 @@ import numpy as np
 import pytest
 
 from advisor.engine import Estimates, job_arrays, run
-from advisor.engine.multiqueue import TRIGGERED, MultiQueue, run_queues
 from advisor.engine.slurm import slurm_input
 from advisor.engine.slurm_layout import FIXED
 from advisor.errors import BadInput
-from advisor.plugins import JobColumns
+from advisor.plugins import Context, JobColumns
 from advisor.plugins.spec import parse_policy
-from advisor.studies.queue_counts import score_parts
-from advisor.whatif.candidates import history_limits, slurm_candidate
+from advisor.policies.queues.inputs import history_limits
+from advisor.policies.queues.kernel import TRIGGERED, MultiQueue, run_queues
+from advisor.policies.queues.plugin import parse_cuts
+from advisor.policies.queues.study import score_parts
+from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.futures import draw_sample
 from advisor.whatif.scenario import candidate_input, nice_of, routed
 from advisor.whatif.slurmconf import change_for
-from advisor.policies.queues import parse_cuts
 from tests.conftest import bundled
 from tests.unit.test_futures import _setup
 
@@ -49,7 +50,8 @@ def test_the_textbook_engine_runs_the_policy_and_refuses_what_it_is_not(kth):
 
 def test_the_slurm_form_splits_the_default_partition_and_routes_by_limit():
     snap, hist = _setup(bundled("KTH-SP2", False))
-    cand = slurm_candidate(parse_policy("easy:FCFS:P=2:cuts=1h"), snap.config, snap.machine)
+    cand = slurm_candidate(parse_policy("easy:FCFS:P=2:cuts=1h"),
+                           Context(snap.machine, snap.config))
     e = cand.enactment
     parts = {p.name: p for p in e.partitions}
     assert set(parts) == {"batch", "batch1", "batch2"} and parts["batch"].default
@@ -81,10 +83,11 @@ def test_the_slurm_form_splits_the_default_partition_and_routes_by_limit():
 
     # from that layout: three classes replace the two, and one class removes them
     now = routed(snap, cand)
-    three = slurm_candidate(parse_policy("easy:FCFS:P=3:cuts=30m/4h"), now.config, now.machine)
+    three = slurm_candidate(parse_policy("easy:FCFS:P=3:cuts=30m/4h"),
+                            Context(now.machine, now.config))
     assert {p.name for p in three.enactment.partitions} == {"batch", "batch1", "batch2",
                                                             "batch3"}
-    one = slurm_candidate(parse_policy("easy:FCFS:P=1"), now.config, now.machine)
+    one = slurm_candidate(parse_policy("easy:FCFS:P=1"), Context(now.machine, now.config))
     assert [p.name for p in one.enactment.partitions] == ["batch"]
     assert change_for(one, now).removed == ("batch1", "batch2")
     assert set(one.enactment.route.values(jobs, 0)) == {"batch", "other"}
@@ -93,10 +96,9 @@ def test_the_slurm_form_splits_the_default_partition_and_routes_by_limit():
 def test_boundaries_from_the_history_balance_its_last_week():
     snap, hist = _setup(bundled("KTH-SP2", False))
     limits = np.array(history_limits(hist))
-    from advisor.plugins.contract import Context
     from advisor.plugins.registry import plugin
     runtime = plugin("queues", "runtime")
-    points = runtime.candidates(Context(snap.machine, snap.config, limits=tuple(limits)))
+    points = runtime.candidates(Context(snap.machine, snap.config, history=hist))
     assert [p.P for p in points] == [2, 3, 4]
     for p in points:
         cuts = list(parse_cuts(p.cuts))

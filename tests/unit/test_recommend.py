@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from advisor.whatif.candidates import candidates_for, slurm_candidate
+from advisor.plugins.contract import Context
 from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
 from advisor.whatif.racing import simulate
@@ -86,7 +87,7 @@ def test_hysteresis_keeps_the_previous_recommendation_unless_clearly_beaten():
 def test_the_emitted_fragment_is_the_simulated_configuration():
     snap, _ = _setup(bundled("KTH-SP2", False))
     for spec in ("easy:SPF", "conservative:LQF", "depth:SQF:k=4:T=12h", "none:FCFS"):
-        cand = slurm_candidate(parse_policy(spec), snap.config, snap.machine)
+        cand = slurm_candidate(parse_policy(spec), Context(snap.machine, snap.config))
         change = change_for(cand, snap)
         lines = dict(conf_lines(snap.config))
         for line in change.fragment.splitlines():
@@ -102,7 +103,7 @@ def test_the_emitted_fragment_is_the_simulated_configuration():
 
 def test_spf_site_factors_rank_pending_jobs_by_limit():
     snap, _ = _setup(bundled("KTH-SP2", False))
-    cand = slurm_candidate(parse_policy("easy:SPF"), snap.config, snap.machine)
+    cand = slurm_candidate(parse_policy("easy:SPF"), Context(snap.machine, snap.config))
     change = change_for(cand, snap)
     site = {int(c.split()[2].split("=")[1]): int(c.split()[3].split("=")[1])
             for c in change.commands if c.startswith("scontrol update")}
@@ -111,7 +112,7 @@ def test_spf_site_factors_rank_pending_jobs_by_limit():
     ranked = sorted(site, key=lambda i: -site[i])
     assert [limits[i] // 60 for i in ranked] == sorted(limits[i] // 60 for i in ranked)
     with pytest.raises(Exception, match="no form"):
-        slurm_candidate(parse_policy("easy:EXP"), snap.config, snap.machine)
+        slurm_candidate(parse_policy("easy:EXP"), Context(snap.machine, snap.config))
 
 
 @pytest.mark.parametrize("candidates,samples,workers", [
@@ -152,7 +153,7 @@ def test_the_horizon_grows_to_the_queues_drain_time():
     """CTC-SP2 on day 66 under EASY-FCFS: 60 pending jobs whose limits take the machine
     1.8 days; the futures last that long (not a day), up to --horizon-max, and a day when
     the queue drains sooner (day 84) or --horizon-max is 0."""
-    from advisor.engine.slurm import job_limit
+    from advisor.model import job_limit
     from advisor.whatif.futures import history_from_workload
     from advisor.whatif.recommend import recommend
     from advisor.whatif.snapshot import trace_snapshot
@@ -181,7 +182,7 @@ def test_a_candidate_input_is_the_input_built_from_scratch_under_its_configurati
     sample = draw_sample(snap, hist, 86400, 1)
     base = slurm_input(snap, sample.runtimes, sample.arrivals)
     for spec in ("easy:SQF", "conservative:LQF:T=12h", "depth:FCFS:k=4"):
-        cand = slurm_candidate(parse_policy(spec), snap.config, snap.machine)
+        cand = slurm_candidate(parse_policy(spec), Context(snap.machine, snap.config))
         cfg = replace(cand.config, priority_weight_job_size=5000)
         fast = under_config(base, cfg, snap.machine, np.zeros(len(base)))
         slow = slurm_input(snap, sample.runtimes, sample.arrivals, config=cfg)
@@ -198,7 +199,6 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     from dataclasses import replace
 
     from advisor.errors import BadInput
-    from advisor.plugins.contract import Context
     from advisor.plugins.grid import default_grid
     snap, _ = _setup(bundled("KTH-SP2", False))
     specs = [p.spec for p in default_grid(Context(snap.machine, snap.config))]
@@ -206,16 +206,16 @@ def test_default_grid_holds_only_candidates_that_bound_waiting():
     assert len(specs) == 58 and not [s for s in specs if "LCFS" in s]
     assert all("T=" in s for s in specs if ":FCFS" not in s and "plan" not in s)
     with pytest.raises(BadInput, match="LCFS has no Slurm form"):
-        slurm_candidate(parse_policy("easy:LCFS:T=4h"), snap.config, snap.machine)
+        slurm_candidate(parse_policy("easy:LCFS:T=4h"), Context(snap.machine, snap.config))
     # the slope: the key's whole range per T, up to two weeks (84 T of 4 h)
-    sqf = slurm_candidate(parse_policy("easy:SQF:T=4h"), snap.config, snap.machine)
+    sqf = slurm_candidate(parse_policy("easy:SQF:T=4h"), Context(snap.machine, snap.config))
     assert sqf.config.priority_weight_age == 84 * snap.machine.cpus == 8400
     assert sqf.config.priority_max_age == 14 * 86400
-    spf = slurm_candidate(parse_policy("easy:SPF:T=4h"), snap.config, snap.machine)
+    spf = slurm_candidate(parse_policy("easy:SPF:T=4h"), Context(snap.machine, snap.config))
     assert spf.config.priority_weight_age == 84 * 1440  # the trace's partition: no MaxTime
     m = snap.machine
     week = replace(m, partitions=tuple(replace(p, max_time=7 * 86400) for p in m.partitions))
-    spf = slurm_candidate(parse_policy("easy:SPF:T=4h"), snap.config, week)
+    spf = slurm_candidate(parse_policy("easy:SPF:T=4h"), Context(week, snap.config))
     assert spf.config.priority_weight_age == 84 * 7 * 1440
 
 
@@ -227,7 +227,7 @@ def test_a_candidate_without_site_factors_clears_the_ones_in_effect():
                     for i, j in enumerate(snap.pending))
     snap = replace(snap, pending=pending,
                    config=replace(snap.config, job_submit_plugins=("lua",)))
-    cand = slurm_candidate(parse_policy("easy:FCFS"), snap.config, snap.machine)
+    cand = slurm_candidate(parse_policy("easy:FCFS"), Context(snap.machine, snap.config))
     change = change_for(cand, snap)
     cleared = [c for c in change.commands if c.endswith("SiteFactor=0")]
     assert len(cleared) == len(pending) // 2 > 0
@@ -272,7 +272,6 @@ def test_the_waits_tail_push_reads_count_from_the_snapshot():
 def test_the_default_grid_leaves_conservative_out_of_a_long_queue():
     """Above --conservative-up-to pending jobs the default grid has no conservative
     candidate, the recommendation says so, and a named one is still simulated."""
-    from advisor.plugins.contract import Context
     from advisor.plugins.grid import grid
     from advisor.whatif.recommend import recommend
     snap, hist = _setup(bundled("KTH-SP2", False))

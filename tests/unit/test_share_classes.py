@@ -6,7 +6,7 @@ import pytest
 
 from advisor.errors import BadInput
 from advisor.model import workload_from_records
-from advisor.studies.share_classes import ClassRule, class_shares, cpu_efficiency
+from advisor.policies.timeshare.inputs import ClassRule, class_shares, cpu_efficiency
 
 
 def _workload(rows):

@@ -11,7 +11,7 @@ import pytest
 
 from advisor.adapters import slurm_json, slurm_text
 from advisor.adapters.slurm_cli import assemble, job_efficiency, workload_from_sacct
-from advisor.studies.share_classes import cpu_efficiency
+from advisor.policies.timeshare.inputs import cpu_efficiency
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Snapshot
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from advisor.adapters.swf import read_swf
-from advisor.studies.plans import plan_study
-from advisor.studies.queue_counts import queue_count_study
+from advisor.policies.plan.study import plan_study
+from advisor.policies.queues.study import queue_count_study
 
 TRACE_COMMANDS = ("replay", "tune", "queues", "plans", "classes", "timeshare")
 WEEK = 7 * 86400

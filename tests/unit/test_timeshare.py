@@ -7,8 +7,8 @@ import pytest
 from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.cleaning import trace_window
 from advisor.errors import BadInput
-from advisor.studies.share_classes import ClassRule, user_classes
-from advisor.studies.timeshare import TimeShare, timeshare_study
+from advisor.policies.timeshare.inputs import ClassRule, user_classes
+from advisor.policies.timeshare.study import TimeShare, timeshare_study
 from advisor.units import parse_moment
 
 

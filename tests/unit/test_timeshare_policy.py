@@ -1,12 +1,13 @@
 """timeshare/gang: its layout, route and Lua, and the slurm mode's time-sliced partition
-(advisor.whatif.timeshared) on a small hand-built snapshot whose schedule can be worked out
-by hand, then on SDSC-BLUE with users classed from the history's field 6."""
+(policies/timeshare/player.py) on a small hand-built snapshot whose schedule can be worked
+out by hand, then on SDSC-BLUE with users classed from the history's field 6."""
 from __future__ import annotations
 
 import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from advisor.engine.slurm import slurm_input
@@ -15,19 +16,26 @@ from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snaps
 from advisor.plugins import NoSlurmForm
 from advisor.plugins.contract import Context
 from advisor.plugins.spec import parse_policy
-from advisor.whatif.candidates import (candidates_for, current_candidate, history_classes,
-                                       slurm_candidate)
+from advisor.policies.timeshare.inputs import history_classes
+from advisor.policies.timeshare.player import SWITCH_S, gang_partition
+from advisor.whatif.candidates import candidates_for, current_candidate, slurm_candidate
 from advisor.whatif.futures import draw_sample
 from advisor.whatif.scenario import (METRICS, Task, candidate_input, candidate_starts,
                                      evaluate, nice_of)
 from advisor.whatif.slurmconf import change_for
-from advisor.whatif.timeshared import SWITCH_S, gang_partition
 from tests.conftest import bundled
 from tests.unit.test_futures import _setup
 
 T0 = 1000
 SPEC = "easy:FCFS:FCFS+timeshare/gang:share=0.25:mpl=2"
 CLASSES = (("alice", "idle"), ("bob", "busy"))
+#: a history whose users' median CPU efficiency gives those classes
+HISTORY = pd.DataFrame({"user": ["alice", "alice", "bob"], "submit": [0, 60, 120],
+                        "efficiency": [0.2, 0.3, 0.95]})
+
+
+def _on(snap, history=HISTORY) -> Context:
+    return Context(snap.machine, snap.config, history=history)
 CONFIG = SchedulingConfig(priority_type="priority/multifactor")
 
 
@@ -53,7 +61,7 @@ def _snapshot() -> Snapshot:
 
 def test_the_layout_route_and_settings():
     snap = _snapshot()
-    cand = slurm_candidate(parse_policy(SPEC), snap.config, snap.machine, classes=CLASSES)
+    cand = slurm_candidate(parse_policy(SPEC), _on(snap))
     parts = {p.name: p for p in cand.enactment.partitions}
     assert parts["batch"].nodes == ("n1", "n2", "n3") and parts["batch"].default
     assert parts["batch_ts"].nodes == ("n4",) and parts["batch_ts"].oversubscribe == "FORCE:2"
@@ -76,24 +84,24 @@ def test_the_layout_route_and_settings():
 
 def test_candidates_need_a_dc_user_and_undo_an_earlier_layout():
     snap = _snapshot()
+    assert history_classes(HISTORY) == CLASSES
     gang = parse_policy(SPEC).choice("timeshare").plugin
     assert gang.candidates(Context(snap.machine, CONFIG)) == ()
-    points = gang.candidates(Context(snap.machine, CONFIG, user_classes=CLASSES))
+    points = gang.candidates(Context(snap.machine, CONFIG, history=HISTORY))
     assert len(points) == 4 and {p.share for p in points} == {0.25, 0.5}
-    cand = slurm_candidate(parse_policy(SPEC), snap.config, snap.machine, classes=CLASSES)
+    cand = slurm_candidate(parse_policy(SPEC), _on(snap))
     laid = Snapshot(T0, Cluster("toy", snap.machine.nodes, cand.enactment.partitions),
                     (), (), cand.config)
-    undo = gang.candidates(Context(laid.machine, cand.config, user_classes=CLASSES))[0]
+    undo = gang.candidates(Context(laid.machine, cand.config, history=HISTORY))[0]
     assert undo.share == 0
-    back = slurm_candidate(parse_policy("easy:FCFS:FCFS+timeshare/gang:share=0"),
-                           laid.config, laid.machine)
+    back = slurm_candidate(parse_policy("easy:FCFS:FCFS+timeshare/gang:share=0"), _on(laid))
     assert [p.name for p in back.enactment.partitions] == ["batch", "debug"]
     assert back.enactment.partitions[0].nodes == ("n1", "n2", "n3", "n4")
 
 
 def test_the_slurm_mode_plays_the_time_sliced_partition():
     snap = _snapshot()
-    cand = slurm_candidate(parse_policy(SPEC), snap.config, snap.machine, classes=CLASSES)
+    cand = slurm_candidate(parse_policy(SPEC), _on(snap))
     runtimes = {1: 100, 2: 100, 3: 100, 4: 100, 5: 100, 6: 100}
     base = slurm_input(snap, runtimes, config=snap.config)
     inp = candidate_input(base, cand, snap, nice_of(base, snap), runtimes)
@@ -134,11 +142,12 @@ def test_users_are_classed_from_the_history_and_their_candidates_simulate(blue):
     classes = history_classes(history)
     kinds = {c for _, c in classes}
     assert kinds <= {"busy", "mixed", "idle"} and "idle" in kinds
-    cands = candidates_for(snap, [parse_policy(SPEC)], classes=classes)
+    cands = candidates_for(snap, [parse_policy(SPEC)], history=history)
     assert len(cands) == 2 and cands[1].fidelity == "approximate"
     sample = draw_sample(snap, history, 86400, seed=1)
     metrics, waits, _ = evaluate(Task(snap, tuple(cands), sample, 86400))
     assert metrics.shape == (2, len(METRICS)) and np.isfinite(metrics[:, 1]).all()
     assert not np.array_equal(waits[0], waits[1])        # the layout changes the schedule
-    same = evaluate(Task(snap, (current_candidate(snap.config), cands[1]), sample, 86400))
+    same = evaluate(Task(snap, (current_candidate(snap.config, machine=snap.machine),
+                               cands[1]), sample, 86400))
     assert np.array_equal(same[0], metrics)               # deterministic

@@ -4,7 +4,7 @@ from advisor.engine import job_arrays
 from advisor.model import SECONDS_PER_WEEK
 from advisor.whatif.runner import ProcessExecutor, SerialExecutor
 from advisor.plugins.spec import BASELINE, parse_policy
-from advisor.studies.tune import WeekSampler, candidates, split, tune
+from advisor.policies.ordering.study import WeekSampler, candidates, split, tune
 
 
 def test_candidates_are_the_49_combinations_then_thresholds():

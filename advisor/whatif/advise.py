@@ -1,0 +1,93 @@
+"""One piece of advice from a source: the workflow of ``advisor recommend`` as a library call.
+
+A *source* is what the advice is about: a live cluster (``advisor.adapters.sources``), or a
+trace replayed to a moment (``TraceMoment``). Both give a snapshot and the history of the
+weeks before it, as the one protocol ``Source`` says. ``advise`` reads them, simulates the
+candidates (``recommend``), and returns the recommendation with the Slurm change that
+enacts it; writing that change, applying it and recording the run are the caller's.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import pandas as pd
+
+from advisor.engine import Estimates
+from advisor.model import Snapshot, Workload
+from advisor.plugins.spec import Policy
+from advisor.settings import Settings
+from advisor.whatif.recommend import Recommendation, recommend
+from advisor.whatif.runner import Executor
+from advisor.whatif.slurmconf import SlurmChange, change_for
+from advisor.whatif.snapshot import trace_history, trace_snapshot
+
+
+@runtime_checkable
+class Source(Protocol):
+    """What advice is given about."""
+
+    #: how runs about this source are filed ("slurm", "swf:KTH-SP2@150d")
+    name: str
+    #: whether a change can be applied to it (a live slurmctld)
+    live: bool
+
+    def snapshot(self) -> Snapshot:
+        """The queue, the running jobs, the machine and its configuration now."""
+
+    def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
+        """The jobs that finished in the ``weeks`` before ``snapshot``."""
+
+
+@dataclass(frozen=True)
+class TraceMoment:
+    """A trace replayed under ``policy`` up to ``time`` (on its clock): the state a live
+    cluster would have shown then, and the jobs it would have finished."""
+
+    name: str
+    workload: Workload
+    policy: Policy
+    time: int
+    estimates: Estimates = Estimates()
+    live = False
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def snapshot(self) -> Snapshot:
+        if "snapshot" not in self._memo:
+            self._memo["snapshot"] = trace_snapshot(self.workload, self.policy, self.time,
+                                                    self.estimates)
+        return self._memo["snapshot"]
+
+    def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
+        return trace_history(self.workload, snapshot, weeks)
+
+
+class Store(Protocol):
+    """Where earlier runs are recorded (``advisor.adapters.store.Store``)."""
+
+    def last_change(self, source: str) -> tuple[str, int] | None:
+        """The spec of the last change recommended for ``source``, and when."""
+
+
+@dataclass(frozen=True)
+class Advice:
+    snapshot: Snapshot
+    recommendation: Recommendation
+    change: SlurmChange | None             # what Slurm is told, when a change is recommended
+
+
+def advise(source: Source, settings: Settings = Settings(), executor: Executor | None = None,
+           store: Store | None = None,
+           on_progress: Callable[[int, int], None] | None = None) -> Advice:
+    """The advice for ``source`` now: its snapshot and history read, every candidate
+    simulated, the best under ``settings``' risk limits chosen (against the change the
+    ``store`` says was made last, for the minimum dwell), and its Slurm change."""
+    settings.check()
+    snap = source.snapshot()
+    history = source.history(snap, settings.history_weeks)
+    previous, since = (store.last_change(source.name) if store else None) or (None, None)
+    rec = recommend(snap, history, settings, executor, previous, on_progress,
+                    in_effect_since=since)
+    change = change_for(rec.candidates[rec.chosen], snap) if rec.change else None
+    return Advice(snap, rec, change)
