@@ -282,6 +282,7 @@ def cmd_recommend(args, out: Console) -> int:
     with run_lock(lock):
         source = _source(args)
         _compile_notice()
+        source.snapshot()   # read (a trace: replayed) first: a bad moment fails before Ray
         executor = _executor(args)
         try:
             with _progress("simulating") as on_progress:
@@ -370,9 +371,10 @@ def cmd_compile(args, out: Console) -> int:
     compiled already)."""
     import time
 
-    from advisor.engine.cache import cache_folder, engine_compiled
+    from advisor.engine.cache import cache_folder
+    from advisor.plugins.warmup import compiled
     start = time.monotonic()
-    was = engine_compiled()
+    was = compiled()
     if not was:
         from advisor.plugins.warmup import compile_all
         compile_all()

@@ -99,10 +99,9 @@ def _compile_notice() -> None:
     simulator is compiled once, compile it here, and say how long that took."""
     import time
 
-    from advisor.engine.cache import engine_compiled
-    if engine_compiled():
+    from advisor.plugins.warmup import compile_all, compiled
+    if compiled():
         return
-    from advisor.plugins.warmup import compile_all
     sys.stderr.write("advisor: compiling the simulator once for this machine (about a "
                      "minute; later runs reuse it)...\n")
     sys.stderr.flush()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -45,3 +46,8 @@ def one_line_error(done, code: int, *texts: str) -> str:
     assert all(t in lines[0] for t in texts), lines[0]
     assert "Traceback" not in done.stderr and not done.stdout
     return lines[0]
+
+
+#: the repository, and its recorded fixtures
+ROOT_DIR = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT_DIR / "tests" / "fixtures"

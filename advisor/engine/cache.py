@@ -92,11 +92,29 @@ def guard(module_file: str) -> int:
     its own on import: their cache is dropped unless built from the folder's sources and
     this engine's, whose helpers they compile in. A kernel module calls it with its
     ``__file__`` before any of its kernels runs."""
+    return drop_stale(_cache_of(module_file), source_fingerprint(Path(module_file).parent))
+
+
+def _cache_of(module_file: str) -> Path | None:
+    """Where numba keeps the kernels of ``module_file``'s folder (None: no compiler)."""
     here: dict = {}   # a function "of" that file tells where numba caches its kernels
     exec(compile("def _locator():\n    return 0\n", module_file, "exec"), here)
     cached = getattr(njit(cache=True)(here["_locator"]), "_cache", None)
-    folder = None if cached is None else Path(cached._cache_path)
-    return drop_stale(folder, source_fingerprint(Path(module_file).parent))
+    return None if cached is None else Path(cached._cache_path)
+
+
+def _folder_key(module_file: str) -> str:
+    folder = Path(module_file).parent
+    return sources_key(source_fingerprint(folder), folder)
+
+
+def folder_compiled(module_file: str) -> bool:
+    """``engine_compiled`` for the kernels of a family's folder (``module_file``'s)."""
+    return compiled(_cache_of(module_file), _folder_key(module_file))
+
+
+def mark_folder_compiled(module_file: str) -> None:
+    mark_compiled(_cache_of(module_file), _folder_key(module_file))
 
 
 def drop_stale(folder: Path | None, fingerprint: str) -> int:

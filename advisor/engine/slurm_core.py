@@ -34,7 +34,7 @@ reservation is found by counting free nodes, and its nodes are chosen once, at i
 a cycle whose reservation could change nothing seen (no record can start, the job has
 had its first reservation) ends early. With one partition too, the nodes reservations
 hold are also kept as a count over time, and a start time is tested on the bitmaps only
-when the count does not rule it out (``held_max``). ``tests/unit/test_slurm_engine.py``
+when the count does not rule it out (``held_max``). ``tests/unit/engine/test_slurm_engine.py``
 checks these shortcuts against the general path on a real trace.
 
 The schedulers share their state as closures inside one compiled function: with the node

@@ -110,6 +110,13 @@ class Policy:
     def choice(self, family: str) -> Choice | None:
         return next((c for c in self.choices if c.plugin.family == family), None)
 
+    def default_but(self, family: str) -> bool:
+        """Whether every choice but ``family``'s is its family's default member at its
+        defaults (the baseline's: EASY-FCFS-FCFS), as a family that pairs with the usual
+        queue only asks in its ``in_grid``."""
+        return all(c.is_default and not c.values(True) for c in self.choices
+                   if c.plugin.family != family)
+
     def engine_config(self, base: EngineConfig = EngineConfig()) -> EngineConfig:
         """The textbook engine's settings: each choice's ``configure`` in turn."""
         config = base

@@ -1,8 +1,11 @@
 """``compile_all``: the engine's kernels and those each installed family keeps in its own
-folder (a plugin's ``compile_kernels``), compiled ahead of the first run."""
+folder (a plugin's ``compile_kernels``), compiled ahead of the first run; ``compiled``:
+whether they all are, for these sources."""
 from __future__ import annotations
 
-from advisor.engine import warmup
+import inspect
+
+from advisor.engine import cache, warmup
 from advisor.plugins.registry import registry
 
 
@@ -15,5 +18,16 @@ def family_kernels() -> tuple:
     return tuple(out)
 
 
+def _folders() -> list[str]:
+    """A module of each family folder that holds kernels."""
+    return sorted({inspect.getfile(f) for f in family_kernels()})
+
+
+def compiled() -> bool:
+    return cache.engine_compiled() and all(cache.folder_compiled(f) for f in _folders())
+
+
 def compile_all() -> None:
     warmup.compile_all(family_kernels())
+    for module in _folders():
+        cache.mark_folder_compiled(module)

@@ -208,10 +208,9 @@ class RuntimeQueues(PluginBase):
         return tuple(out)
 
     def in_grid(self, params: Params, policy) -> bool:
-        """In the default grid with FCFS only: the paper's policy, and a few candidates
-        rather than one per ordering."""
-        ordering = policy.choice("ordering")
-        return ordering is not None and ordering.plugin.name == "fcfs"
+        """In the default grid beside the baseline's other choices only (EASY-FCFS): the
+        paper's policy, and a few candidates rather than one per ordering."""
+        return policy.default_but(self.family)
 
     def configure(self, config: EngineConfig, params: Params) -> EngineConfig:
         if params.P == 1 and not params.cuts:

@@ -173,11 +173,9 @@ class GangTimeShare(PluginBase):
         return tuple(out)
 
     def in_grid(self, params: Params, policy) -> bool:
-        """With EASY and FCFS only: Slurm's gang partition beside its usual queue, a few
-        candidates rather than one per ordering."""
-        ordering, backfill = policy.choice("ordering"), policy.choice("backfill")
-        return (ordering is not None and ordering.plugin.name == "fcfs" and
-                (backfill is None or backfill.plugin.name == "easy"))
+        """Beside the baseline's other choices only (EASY-FCFS): Slurm's gang partition
+        beside its usual queue, a few candidates rather than one per ordering."""
+        return policy.default_but(self.family)
 
     def configure(self, config: EngineConfig, params: Params) -> EngineConfig:
         raise NoSlurmForm("time sharing needs each job's user class, which the textbook "

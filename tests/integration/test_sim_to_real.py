@@ -12,7 +12,7 @@ form and jobs are backfilled) and runtimes are clipped at 90 s, so that few jobs
 clipped runtime. Sacct times are whole seconds while slurmctld acts at sub-second phases;
 the slurm mode reads them in tenths, each unknown fraction at its expected value
 (advisor.engine.slurm_timing.LIVE), which meets the floor on every recorded run, 40-job
-windows at load 1.5 included (tests/unit/test_sim_to_real_recorded.py). With the earlier
+windows at load 1.5 included (tests/unit/studies/test_sim_to_real_recorded.py). With the earlier
 whole-second reading, five runs at load 1.0 on two cluster starts gave 100% each (the
 textbook mode 80-100%), and on a loaded CI machine one play reached 85% (the textbook mode
 100%), so the floor must hold in one of two plays; both are printed.

@@ -43,7 +43,7 @@ from advisor.engine.slurm import slurm_input
 from advisor.plugins.spec import parse_policy
 from advisor.whatif.candidates import candidates_for
 from advisor.whatif.scenario import candidate_input, candidate_starts, nice_of
-from tests.unit.test_slurm_accounting import recorded_snapshot
+from tests.unit.adapters.test_slurm_accounting import recorded_snapshot
 snap = recorded_snapshot()
 cands = candidates_for(snap, [parse_policy(sys.argv[1])])
 # each job runs 10 min from its start (those running: from the snapshot, in id order)

@@ -37,9 +37,7 @@ class UserCap(PluginBase):
         return tuple(Params(cpus=max(int(cpus * share), 1)) for share in GRID_SHARES)
 
     def in_grid(self, params: Params, policy) -> bool:
-        ordering, backfill = policy.choice("ordering"), policy.choice("backfill")
-        return (ordering is not None and ordering.plugin.name == "fcfs" and
-                backfill is not None and backfill.plugin.name == "easy")
+        return policy.default_but(self.family)      # beside EASY-FCFS only
 
     def configure(self, config, params: Params):
         raise NoSlurmForm("a per-user cap needs each job's user, which the textbook engine "

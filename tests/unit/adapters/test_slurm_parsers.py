@@ -14,9 +14,10 @@ from advisor.adapters.slurm_cli import assemble, job_efficiency, workload_from_s
 from advisor.policies.timeshare.inputs import cpu_efficiency
 from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import Snapshot
+from tests.helpers import FIXTURES
 
-LAB = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05-lab"
-OURS = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05"
+LAB = FIXTURES / "slurm-22.05-lab"
+OURS = FIXTURES / "slurm-22.05"
 SAMPLE_DIRS = [LAB, OURS]
 NOW = int((OURS / "captured_at.txt").read_text())
 

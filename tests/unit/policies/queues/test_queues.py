@@ -22,7 +22,7 @@ from advisor.whatif.futures import draw_sample
 from advisor.whatif.scenario import candidate_input, nice_of, routed
 from advisor.whatif.slurmconf import change_for
 from tests.conftest import bundled
-from tests.unit.test_futures import _setup
+from tests.unit.whatif.test_futures import _setup
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from advisor.whatif.recommend import OVERWHELMING, decide, recommend
 from advisor.whatif.runner import ProcessExecutor
 from advisor.whatif.scenario import METRICS
 from tests.conftest import bundled
-from tests.unit.test_futures import _setup
-from tests.unit.test_recommend import _cands
+from tests.unit.whatif.test_futures import _setup
+from tests.unit.whatif.test_recommend import _cands
 
 SPECS = ("easy:FCFS", "easy:SPF:T=1d", "easy:LPF:T=1d", "plan1:T=1d")
 

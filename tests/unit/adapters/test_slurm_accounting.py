@@ -6,7 +6,6 @@ and the slurm mode continuing from it."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,8 +16,9 @@ from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.model import Qos
 from advisor.whatif.futures import ArrivalSampler
 from advisor.whatif.unplayed import unplayed
+from tests.helpers import FIXTURES
 
-HERE = Path(__file__).resolve().parents[1] / "fixtures" / "slurm-22.05-gpu"
+HERE = FIXTURES / "slurm-22.05-gpu"
 #: the recorded output of each command the adapter runs, by its first words
 OUTPUTS = {("squeue",): "squeue.json", ("sinfo",): "sinfo.json",
            ("scontrol", "show", "partition"): "scontrol_show_partition_o.txt",

@@ -18,8 +18,9 @@ from advisor.plugins.contract import Context
 from advisor.plugins.grid import ANY_CLUSTER, default_grid
 from advisor.plugins.registry import registry
 from advisor.plugins.spec import parse_policy
+from tests.helpers import ROOT_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = ROOT_DIR
 COMMANDS = ("replay", "tune", "queues", "plans", "classes", "coscheduling", "timeshare",
             "snapshot", "recommend", "report", "history", "policies", "compile", "bench")
 

@@ -12,8 +12,8 @@ from advisor.whatif.recommend import (MIN_TAIL_JOBS, Tails, decide, recommend,
                                       reference_tails)
 from advisor.whatif.scenario import METRICS, Task, evaluate, tail_push
 from tests.conftest import bundled
-from tests.unit.test_futures import _setup
-from tests.unit.test_recommend import _cands, _results
+from tests.unit.whatif.test_futures import _setup
+from tests.unit.whatif.test_recommend import _cands, _results
 
 FCFS = parse_policy("easy:FCFS:FCFS")
 

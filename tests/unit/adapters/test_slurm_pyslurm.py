@@ -9,7 +9,7 @@ import pytest
 from advisor.adapters import slurm_json, slurm_pyslurm, slurm_text
 from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.errors import MissingExtra, SourceUnavailable
-from tests.unit.test_slurm_parsers import NOW, OURS, read, squeue_doc
+from tests.unit.adapters.test_slurm_parsers import NOW, OURS, read, squeue_doc
 
 
 class Collection(dict):
@@ -103,7 +103,7 @@ def test_pyslurm_reads_memory_gpus_and_accounting_as_the_cli_does():
     """The GPU recording (tests/fixtures/slurm-22.05-gpu) as pyslurm objects: memory per
     node and CPU, GRES from the raw TRES strings (``--gres`` and ``--gpus``), the nodes'
     memory and GPUs, and the accounting read by sacctmgr/sshare as the CLI path does."""
-    from tests.unit.test_slurm_accounting import HERE, Recorded, recorded_snapshot
+    from tests.unit.adapters.test_slurm_accounting import HERE, Recorded, recorded_snapshot
     cli = recorded_snapshot()
     raw = {j["job_id"]: j for j in squeue_doc(HERE)["jobs"]}
 

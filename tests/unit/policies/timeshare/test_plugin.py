@@ -24,7 +24,7 @@ from advisor.whatif.scenario import (METRICS, Task, candidate_input, candidate_s
                                      evaluate, nice_of)
 from advisor.whatif.slurmconf import change_for
 from tests.conftest import bundled
-from tests.unit.test_futures import _setup
+from tests.unit.whatif.test_futures import _setup
 
 T0 = 1000
 SPEC = "easy:FCFS:FCFS+timeshare/gang:share=0.25:mpl=2"

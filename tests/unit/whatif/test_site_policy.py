@@ -15,7 +15,7 @@ from advisor.whatif.recommend import decide, recommend
 from advisor.whatif.scenario import METRICS, job_columns
 from advisor.whatif.site_policy import overridden, site_policy
 from tests.conftest import bundled
-from tests.unit.test_futures import _setup
+from tests.unit.whatif.test_futures import _setup
 
 
 def _fair_share_site():

@@ -13,7 +13,7 @@ from advisor.whatif.recommend import decide
 from advisor.whatif.runner import TASKS_PER_WORKER, ProcessExecutor, SerialExecutor, batch_bounds
 from advisor.whatif.scenario import METRICS
 from advisor.whatif.slurmconf import change_for, conf_lines
-from tests.unit.test_futures import _setup
+from tests.unit.whatif.test_futures import _setup
 from tests.conftest import bundled
 
 

@@ -17,8 +17,8 @@ import pytest
 from advisor.adapters import slurm_json, slurm_text
 from advisor.adapters.slurm_cli import assemble
 from advisor.engine.priority import job_priority, weighted_factors
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RECORDED = sorted(p for p in FIXTURES.glob("priority-*") if p.is_dir())
 ROUNDING = 0.5 + 1e-6
 

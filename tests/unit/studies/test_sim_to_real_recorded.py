@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from advisor.engine.slurm_timing import LIVE
 from advisor.model import Accounting, Snapshot
 from advisor.studies.validate import CONFIGURATIONS, evaluate
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "sim-to-real"
+RECORDINGS = FIXTURES / "sim-to-real"
 FLOOR = 0.90
-RUNS = [(path.stem, name) for path in sorted(FIXTURES.glob("*.json"))
+RUNS = [(path.stem, name) for path in sorted(RECORDINGS.glob("*.json"))
         for name in json.loads(path.read_text()) if name in CONFIGURATIONS]
 
 
 @pytest.mark.parametrize("fixture,config", RUNS)
 def test_slurm_mode_on_recorded_run(fixture, config):
-    run = json.loads((FIXTURES / f"{fixture}.json").read_text())[config]
+    run = json.loads((RECORDINGS / f"{fixture}.json").read_text())[config]
     settings, _, textbook = CONFIGURATIONS[config]
     assert run["settings"] == settings  # recorded under the configuration evaluated
     out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"], textbook)
@@ -49,7 +49,7 @@ def test_slurm_mode_on_recorded_run(fixture, config):
 def test_live_reading_misses_fewer_jobs_than_exact_whole_seconds():
     missed = {LIVE: 0, None: 0}
     for fixture, config in RUNS:
-        run = json.loads((FIXTURES / f"{fixture}.json").read_text())[config]
+        run = json.loads((RECORDINGS / f"{fixture}.json").read_text())[config]
         for timing in missed:
             out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"],
                            CONFIGURATIONS[config][2], timing=timing)
@@ -61,7 +61,7 @@ def test_gpus_memory_and_limits_each_move_the_prediction():
     """On the recording with GPUs, allocated memory and a per-user QOS limit, the slurm
     mode blind to any one of them misses more jobs than with all three (when recorded:
     100% with all, 85% without GRES, 80% without memory, 72.5% without the limits)."""
-    run = json.loads((FIXTURES / "gpus-memory-limits-40jobs-load1.0.json").read_text())
+    run = json.loads((RECORDINGS / "gpus-memory-limits-40jobs-load1.0.json").read_text())
     run = run["fcfs-easy"]
     snap, records = Snapshot.from_dict(run["snapshot"]), run["records"]
     textbook = CONFIGURATIONS["fcfs-easy"][2]
@@ -82,7 +82,7 @@ def test_fair_share_played_beats_fair_share_held():
     shares, load 1.5), the slurm mode with fair share played meets the floor; held at a
     constant (no accounting), or started from Fair Tree over the shares instead of
     sshare's factors, it misses most jobs (when recorded: 97.5%, 27.5% and 32.5%)."""
-    run = json.loads((FIXTURES / "fairshare-40jobs-load1.5.json").read_text())
+    run = json.loads((RECORDINGS / "fairshare-40jobs-load1.5.json").read_text())
     run = run["fairshare-easy"]
     snap, records = Snapshot.from_dict(run["snapshot"]), run["records"]
     textbook = CONFIGURATIONS["fairshare-easy"][2]

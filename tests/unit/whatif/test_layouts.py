@@ -21,8 +21,8 @@ from advisor.whatif.futures import draw_sample
 from advisor.whatif.scenario import Task, candidate_input, evaluate, nice_of
 from advisor.whatif.slurmconf import change_for
 from tests.conftest import bundled
-from tests.unit.test_futures import _setup
-from tests.unit.test_plugins import Toy
+from tests.unit.whatif.test_futures import _setup
+from tests.unit.plugins.test_plugins import Toy
 
 SHORT = 3600
 

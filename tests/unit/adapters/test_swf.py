@@ -1,5 +1,4 @@
 import gzip
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -9,9 +8,10 @@ from advisor.cleaning import CleaningOptions
 from advisor.errors import BadInput, SourceUnavailable, TraceFormatError
 from advisor.model import SWF_FIELDS
 from advisor.adapters.swf import BUNDLED_TRACES
+from tests.helpers import FIXTURES
 
 #: the header and first 1,500 jobs of Archive logs with odd headers (their README)
-HEADERS = Path(__file__).resolve().parents[1] / "fixtures" / "archive-headers"
+HEADERS = FIXTURES / "archive-headers"
 
 # Header lines as they stand in real PWA logs (CTC, SDSC-DS, UniLu-Gaia, Sandia-Ross, CEA).
 ODD_HEADER = """; Version: SWF v2

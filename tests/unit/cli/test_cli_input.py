@@ -9,13 +9,13 @@ import gzip
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from advisor.adapters import config as config_files
 from advisor.adapters.swf import resolve_trace
 from advisor.cli import main
+from tests.helpers import ROOT_DIR
 from tests.helpers import one_line_error as one_line
 
 KTH = "swf:KTH-SP2@150d"
@@ -201,7 +201,7 @@ def test_an_interrupt_during_the_imports_is_one_line_and_130(tmp_path, module):
     made to raise KeyboardInterrupt, as SIGINT there does."""
     (tmp_path / "sitecustomize.py").write_text(INTERRUPT.format(module=module))
     done = run("replay", "KTH-SP2", env={"PYTHONPATH": os.pathsep.join(
-        [str(tmp_path), str(Path(__file__).parents[2])])})
+        [str(tmp_path), str(ROOT_DIR)])})
     assert done.returncode == 130, done.stderr
     assert done.stderr == "advisor: interrupted\n"
 
