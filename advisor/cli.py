@@ -201,14 +201,14 @@ def _source(args):
     from advisor.whatif.advise import TraceMoment
     from advisor.whatif.trace_accounts import baseline_spec
     policy = parse_policy(args.policy) if args.policy else None
-    shares = _shares(args)
+    shares = _shares(args.fair_share, args.shares)
     if args.fair_share and not args.source.startswith("swf:"):
         raise BadInput("--fair-share makes a trace's groups accounts; a live cluster has "
                        "its own (sshare): use it with --from swf:TRACE@TIME")
     source = open_source(args.source, SourceOptions(commands=_commands(args)))
     if not isinstance(source, TraceAt):
         return source
-    workload = _with_accounts(args, source.workload, shares)
+    workload = _with_accounts(args.fair_share, source.workload, shares)
     return TraceMoment(args.source, workload, policy or parse_policy(baseline_spec(workload)),
                        parse_moment(source.moment, workload.header))
 
@@ -289,10 +289,9 @@ def cmd_recommend(args, out: Console) -> int:
                 advice = advise(source, settings, executor, store, on_progress)
         finally:
             executor.close()
-        rec, change, snap = advice.recommendation, advice.change, advice.snapshot
-        code = EXIT_CHANGE if rec.change else EXIT_OK
-        doc = {**rec.as_dict(), "source": args.source, "cluster": cluster_dict(snap),
-               "change_detail": change.as_dict() if change else None}
+        change, snap = advice.change, advice.snapshot
+        code = EXIT_CHANGE if change is not None else EXIT_OK
+        doc = {**advice.as_dict(), "source": args.source, "cluster": cluster_dict(snap)}
         step = "written"
         try:
             if args.write and change is not None:

@@ -31,25 +31,26 @@ def _load(args):
                                drop_overruns=args.drop_overruns)
     if args.procs is not None and args.procs <= 0:
         raise BadInput("--procs must be a positive number of processors")
-    shares = _shares(args)
+    fair_share = getattr(args, "fair_share", False)
+    shares = _shares(fair_share, getattr(args, "shares", None))
     workload = read_swf(resolve_trace(args.trace), procs=args.procs, cleaning=cleaning)
-    return _with_accounts(args, workload, shares)
+    return _with_accounts(fair_share, workload, shares)
 
 
-def _shares(args) -> dict[str, int] | None:
+def _shares(fair_share: bool, path: str | None) -> dict[str, int] | None:
     """--shares read (before the trace: a bad file fails first); None without it. BadInput
     when it comes without --fair-share."""
-    if not getattr(args, "shares", None):
+    if not path:
         return None
-    if not args.fair_share:
+    if not fair_share:
         raise BadInput("--shares gives the accounts' shares for --fair-share: add --fair-share")
     from advisor.adapters.swf import read_shares
-    return read_shares(args.shares)
+    return read_shares(path)
 
 
-def _with_accounts(args, workload, shares: dict[str, int] | None):
+def _with_accounts(fair_share: bool, workload, shares: dict[str, int] | None):
     """The trace with its groups as accounts when --fair-share asks."""
-    if not getattr(args, "fair_share", False):
+    if not fair_share:
         return workload
     from advisor.whatif.trace_accounts import with_accounts
     return with_accounts(workload, shares)

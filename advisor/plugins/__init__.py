@@ -4,11 +4,11 @@ family (``spec``) and the default grid (``grid``).
 
 A plugin's own module needs only this package's names:
 
-    from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA, Context,
-                                 EngineConfig, Enactment, JobColumns, LuaFragment, Mechanic,
-                                 NoParams, NoSlurmForm, Player, PluginBase, SortKey,
-                                 asked_names, format_duration, param, parse_duration,
-                                 site_policy)
+    from advisor.plugins import (JOB_CPUS_LUA, LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA,
+                                 Context, EngineConfig, Enactment, JobColumns, LuaFragment,
+                                 Mechanic, NoParams, NoSlurmForm, Player, PluginBase,
+                                 SortKey, asked_names, format_duration, param,
+                                 parse_duration, site_policy)
 
 A family that brings its own scheduler to the engine (``Mechanic``) keeps it in its folder
 with the family's other modules.
@@ -16,12 +16,13 @@ with the family's other modules.
 from advisor.engine import EngineConfig, Mechanic, SortKey
 from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm, Player,
                                       PluginBase, PolicyPlugin, param)
-from advisor.plugins.enactment import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, ROUTE_LUA,
-                                       Enactment, JobColumns, JobRule, LuaFragment,
+from advisor.plugins.enactment import (JOB_CPUS_LUA, LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS,
+                                       ROUTE_LUA, Enactment, JobColumns, JobRule, LuaFragment,
                                        asked_names, site_policy)
 from advisor.units import format_duration, parse_duration
 
-__all__ = ["LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA", "Context",
-           "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment", "Mechanic",
-           "NoParams", "NoSlurmForm", "Player", "PluginBase", "PolicyPlugin", "SortKey",
-           "asked_names", "format_duration", "param", "parse_duration", "site_policy"]
+__all__ = ["JOB_CPUS_LUA", "LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA",
+           "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment",
+           "Mechanic", "NoParams", "NoSlurmForm", "Player", "PluginBase", "PolicyPlugin",
+           "SortKey", "asked_names", "format_duration", "param", "parse_duration",
+           "site_policy"]

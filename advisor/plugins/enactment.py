@@ -85,16 +85,24 @@ end
 """ % YEAR_MINUTES
 
 
-#: Lua helpers for a route: the CPUs a job asks for, and whether it asks for no partition
-#: or only for some of ``own`` (a set: name -> true), the jobs a route may move
-ROUTE_LUA = """local function job_cpus(job_desc)
+#: Lua: the CPUs a job asks for at submission, the one rule every job_submit.lua fragment
+#: uses (squeue's CPUs are read by ``advisor.adapters.slurm_json.job_cpus``): min_cpus,
+#: or tasks x CPUs per task when larger, else 1
+JOB_CPUS_LUA = """local function job_cpus(job_desc)
    local cpus = job_desc.min_cpus
-   if cpus == nil or cpus == slurm.NO_VAL then cpus = 1 end
-   local tasks = job_desc.num_tasks
-   if tasks ~= nil and tasks ~= slurm.NO_VAL and tasks > cpus then cpus = tasks end
+   if cpus == nil or cpus == slurm.NO_VAL or cpus < 1 then cpus = 1 end
+   local tasks, per = job_desc.num_tasks, job_desc.cpus_per_task
+   if tasks == nil or tasks == slurm.NO_VAL or tasks < 1 then tasks = 1 end
+   if per == nil or per == slurm.NO_VAL16 or per < 1 then per = 1 end
+   if tasks * per > cpus then cpus = tasks * per end
    return cpus
 end
-local function asks_only(job_desc, own)
+"""
+
+
+#: Lua helpers for a route: the CPUs a job asks for, and whether it asks for no partition
+#: or only for some of ``own`` (a set: name -> true), the jobs a route may move
+ROUTE_LUA = JOB_CPUS_LUA + """local function asks_only(job_desc, own)
    local wanted = job_desc.partition
    if wanted == nil then return true end
    for name in string.gmatch(wanted, "[^,]+") do

@@ -64,9 +64,9 @@ class Choice:
 
     @property
     def is_default(self) -> bool:
-        """The member a policy gets when it names none of this family."""
-        family = registry().family(self.plugin.family)
-        return family is not None and family.default is self.plugin
+        """The member a policy gets when it names none of this family (the registry lets
+        one member of a family say so)."""
+        return self.plugin.default
 
     def written(self, changed_only: bool, skip: tuple[str, ...] = ()) -> list[str]:
         """``key=value`` of each parameter (an empty text, "not given", is not written)."""

@@ -74,7 +74,12 @@ class Store(Protocol):
 class Advice:
     snapshot: Snapshot
     recommendation: Recommendation
-    change: SlurmChange | None             # what Slurm is told, when a change is recommended
+    change: SlurmChange | None        # what Slurm is told, when a change is recommended
+
+    def as_dict(self) -> dict:
+        """The recommendation, and the change in Slurm's words (None: keep)."""
+        return {**self.recommendation.as_dict(),
+                "change_detail": self.change.as_dict() if self.change else None}
 
 
 def advise(source: Source, settings: Settings = Settings(), executor: Executor | None = None,

@@ -94,7 +94,7 @@ def test_the_site_ordering_is_listed_replayed_recommended_and_emitted(site, tmp_
     assert doc["chosen"]["spec"] == "easy:SAF" and doc["chosen"]["site_factor"] == "saf"
     assert [c["label"] for c in doc["candidates"]] == ["in effect", "EASY-SAF-SAF"]
     lua = (change / "job_submit.lua").read_text()
-    assert "cpus_requested(job_desc) * limit_minutes(job_desc, part_list)" in lua
+    assert "job_cpus(job_desc) * limit_minutes(job_desc, part_list)" in lua
     assert "SiteFactor=" in (change / "commands.sh").read_text()
 
 

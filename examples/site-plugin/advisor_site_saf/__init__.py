@@ -20,25 +20,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from advisor.plugins import (LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context, Enactment,
-                             EngineConfig, JobColumns, LuaFragment, NoParams, PluginBase,
-                             SortKey)
+from advisor.plugins import (JOB_CPUS_LUA, LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS, Context,
+                             Enactment, EngineConfig, JobColumns, LuaFragment, NoParams,
+                             PluginBase, SortKey)
 
 #: the site factor of a job of no area; a larger area ranks lower
 BASE = 1 << 30
 #: areas (CPU-minutes) from here on share the lowest site factor, BASE - CAP = 1
 CAP = BASE - 1
 
-CPUS_LUA = """local function cpus_requested(job_desc)
-   -- the CPUs the job asks for: min_cpus, else tasks x CPUs per task, else 1
-   local cpus = job_desc.min_cpus
-   if cpus ~= nil and cpus ~= slurm.NO_VAL and cpus > 0 then return cpus end
-   local tasks, per = job_desc.num_tasks, job_desc.cpus_per_task
-   if tasks == nil or tasks == slurm.NO_VAL or tasks < 1 then tasks = 1 end
-   if per == nil or per == slurm.NO_VAL16 or per < 1 then per = 1 end
-   return tasks * per
-end
-"""
 
 
 def area(arrays) -> np.ndarray:
@@ -57,8 +47,8 @@ class AreaFactor:
 
     name: str = "saf"
     lua: LuaFragment = field(default_factory=lambda: LuaFragment(
-        "site factor for SAF ordering", LIMIT_MINUTES_LUA + CPUS_LUA,
-        f"   job_desc.site_factor = {BASE} - math.min(cpus_requested(job_desc) * "
+        "site factor for SAF ordering", LIMIT_MINUTES_LUA + JOB_CPUS_LUA,
+        f"   job_desc.site_factor = {BASE} - math.min(job_cpus(job_desc) * "
         f"limit_minutes(job_desc, part_list), {CAP})\n"))
 
     def values(self, jobs: JobColumns, now: int) -> np.ndarray:
