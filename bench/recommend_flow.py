@@ -14,8 +14,8 @@ family's study), views (and a family's view), adapters, the CLI (and a family's 
 
     .venv/bin/python bench/recommend_flow.py [--json]
 
-The issue's count (29 modules, 22 calls up, 65 returns to a module left) was made by hand
-on an earlier tree; this script is the count both trees are compared by.
+It counts what the run does, not every module the workflow's objects could reach: two
+trees are compared by running it in each.
 """
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ partition the slurm mode does not play itself). The short form of a spec, Lelong
 ``easy:SPF:SPF``, is what plugins declare: ``short_slot`` (None: the place of its family's
 name in it, 0 first; every member of a family gives the same, and the places run 0, 1, ..)
 and ``short_extra`` (""; a parameter naming another plugin that the word after the last
-place fills, as EASY's ``order`` takes the backfill queue's ordering).
+place fills, as EASY's ``order`` takes the backfill queue's ordering). A member that gives
+no place takes its family's: a site's own ordering is written ``easy:SAF``.
 
 A family that needs more than a plugin keeps it in its folder (``policies/<family>/``;
 docs/plugins.md): the scheduler it brings to the textbook engine (an

@@ -222,15 +222,16 @@ def build(plugins: list[Plugin]) -> Registry:
 
 def _short_families(families: list[Family]) -> tuple[str, ...]:
     """The families of the short form by place; PluginRefused when the members of one
-    disagree on its place, or the places leave a gap or repeat."""
+    disagree on its place, or the places leave a gap or repeat. A member that gives none
+    (a site's own ordering) takes its family's."""
     places = {}
     for family in families:
-        slots = {m.short_slot for m in family.members}
+        slots = {m.short_slot for m in family.members} - {None}
         if len(slots) > 1:
             raise PluginRefused(f"the {family.name} plugins give their family different "
-                                f"places in the short form ({sorted(slots, key=str)}); "
-                                "uninstall the package of the one that differs")
-        slot = slots.pop()
+                                f"places in the short form ({sorted(slots)}); uninstall "
+                                "the package of the one that differs")
+        slot = slots.pop() if slots else None
         if slot is not None:
             if slot in places:
                 raise PluginRefused(f"families {places[slot]} and {family.name} both take "

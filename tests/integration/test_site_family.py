@@ -134,7 +134,9 @@ def test_the_cap_is_applied_enforced_by_slurmctld_and_put_back(site, included):
         done = python(site, APPLY, spec)
         assert done.returncode == 0, done.stderr
         doc = json.loads(done.stdout)
-        assert doc["commands"][0].startswith("sacctmgr -i modify qos where name=normal")
+        cap = "sacctmgr -i modify qos where name=normal set MaxTRESPerUser=cpu=16"
+        assert cap in doc["commands"] and doc["undo"] == [
+            "sacctmgr -i modify qos where name=normal set MaxTRESPerUser=cpu=-1"]
         assert qos_cap(slurm) == "cpu=16"
         # three 16-CPU jobs of one user on 64 idle CPUs: slurmctld runs one at a time
         ids = [submit(slurm, ["-n", "16", "-t", "5", "--qos", "normal"], 60)

@@ -123,6 +123,28 @@ def test_replaces_and_aliases_are_checked_when_a_plugin_loads():
                check(toy("two"), "toy/two", "p 1")])
 
 
+def test_the_short_form_is_what_the_plugins_declare():
+    """A family's place in ``easy:SPF`` is what its members say; one that says nothing (a
+    site's own ordering) takes its family's; two places for one family, one place for two
+    families, or a gap are refused when the registry is built."""
+    def member(family, name, slot=None, extra=""):
+        t = Toy()
+        t.family, t.name, t.short_slot, t.short_extra = family, name, slot, extra
+        return check(t, f"{family}/{name}", "p 1")
+
+    head, order, site = member("bf", "a", 0), member("ord", "x", 1), member("ord", "y")
+    assert build([head, order, site]).short_families == ("bf", "ord")
+    assert build([member("bf", "a")]).short_families == ()
+    with pytest.raises(PluginRefused, match="give their family different places"):
+        build([head, order, member("ord", "z", 2)])
+    with pytest.raises(PluginRefused, match="both take place 1"):
+        build([head, order, member("other", "q", 1)])
+    with pytest.raises(PluginRefused, match="leave a gap"):
+        build([head, member("ord", "x", 2)])
+    with pytest.raises(PluginRefused, match="short_extra 'order' is not one of its"):
+        member("bf", "b", 0, "order")
+
+
 def test_a_plan_stands_alone_under_its_alias():
     """plan/sa replaces the ordering and backfill families: a policy holding it has neither,
     may not name one, is labelled and written by its alias, and sits in the grid alone."""
