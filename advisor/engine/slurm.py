@@ -10,8 +10,9 @@ Memory (when SelectTypeParameters makes it consumable) and GRES are played as no
 a job must find on each of its nodes (``tres_rows``). What is not modelled (documented in
 docs/simulation.md): held jobs and jobs waiting on a dependency are left out (they cannot
 start by themselves); QOS/association limits beyond those ``slurm_limits`` plays, licences,
-GRES types, preemption, gang scheduling (one time-sliced partition is played beside this engine
-by ``advisor.policies.timeshare.player``), advanced reservations, node features and weights;
+GRES types, preemption, gang scheduling (a family's player plays a time-sliced partition
+beside this engine: ``advisor.plugins.contract.Player``), advanced reservations, node
+features and weights;
 default_queue_depth (the main scheduler tests the whole queue on every event).
 """
 from __future__ import annotations
