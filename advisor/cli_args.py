@@ -91,9 +91,9 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
     per setting (``advisor.settings.option``), with its default, bounds and help."""
     for f in fields(Settings):
         meta = f.metadata
-        if not meta or (meta["flag"] or _flag(f.name)) in p._option_string_actions:
+        flag = meta and (meta["flag"] or _flag(f.name))
+        if not meta or flag in p._option_string_actions:
             continue       # a study's knob, or an option the command has already (--seed)
-        flag = meta["flag"] or _flag(f.name)
         shown = format_duration(f.default) if meta["kind"] == "duration" else \
             f"{f.default:g}" if isinstance(f.default, float) else f.default
         help = meta["help"].format(default=shown, choices=", ".join(meta["choices"]))

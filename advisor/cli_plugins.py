@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
 
+from advisor.adapters.files import atomic_write
 from advisor.cli_args import trace_options
 from advisor.cli_types import count, duration, number, one_of
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
@@ -56,11 +57,6 @@ class Command:
     add_arguments: Callable
     run: Callable
     uses_plugins: bool = False
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    from advisor.adapters.files import atomic_write as write
-    write(path, data)
 
 
 def check_param(spec: str, option: str) -> None:

@@ -47,8 +47,6 @@ class Mechanic(Protocol):
     dataclass of a module, so that a configuration can travel to worker processes; ``run``
     refuses the settings it does not play (``BadInput``), never approximates them."""
 
-    name: str
-
     def run(self, arrays: JobArrays, config: EngineConfig
             ) -> tuple[np.ndarray, np.ndarray]:
         """(start time of each job, its first reservation or -1), as ``run``."""

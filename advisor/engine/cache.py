@@ -91,8 +91,15 @@ def guard(module_file: str) -> int:
     """For the kernels a policy family keeps in its own folder, what the engine does for
     its own on import: their cache is dropped unless built from the folder's sources and
     this engine's, whose helpers they compile in. A kernel module calls it with its
-    ``__file__`` before any of its kernels runs."""
-    return drop_stale(_cache_of(module_file), source_fingerprint(Path(module_file).parent))
+    ``__file__`` before any of its kernels runs; the folder is checked once."""
+    folder = Path(module_file).parent
+    if folder in _guarded:
+        return 0
+    _guarded.add(folder)
+    return drop_stale(_cache_of(module_file), source_fingerprint(folder))
+
+
+_guarded: set[Path] = set()
 
 
 def _cache_of(module_file: str) -> Path | None:

@@ -58,7 +58,9 @@ def compile_all(families=()) -> None:
             if child.poll() is None:
                 child.kill()
                 child.wait()
-    compile_kernels()
-    for family in families:
-        family()
+        compile_kernels(("slurm",))    # loaded from the child's cache, or compiled here
+    else:
+        compile_kernels()
+        for family in families:
+            family()
     cache.mark_engine_compiled()

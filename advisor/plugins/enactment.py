@@ -229,8 +229,7 @@ def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
     admin: list[str] = []
     undo: list[str] = []
     for key, e in parts:
-        bad = [c for c in e.commands + e.undo if c.split()[:1] not in ([a] for a in
-                                                                       ADMIN_COMMANDS)]
+        bad = [c for c in e.commands + e.undo if (c.split() or [""])[0] not in ADMIN_COMMANDS]
         if bad:
             raise BadInput(f"policy plugin {key} runs '{bad[0]}'; an enactment's commands "
                            f"are Slurm's ({', '.join(ADMIN_COMMANDS)})")

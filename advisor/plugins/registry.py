@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib.metadata import entry_points
 
 from advisor.errors import BadInput, PluginRefused, nearest
@@ -155,7 +155,7 @@ class Registry:
         return next(((p, dict(p.aliases[name.lower()])) for p in self.plugins.values()
                      if name.lower() in p.aliases), None)
 
-    @property
+    @cached_property
     def players(self) -> tuple:
         """Each family's player (``contract.Player``), once."""
         out = []

@@ -21,7 +21,7 @@ from advisor.settings import Settings
 from advisor.whatif.recommend import Recommendation, recommend
 from advisor.whatif.runner import Executor
 from advisor.whatif.slurmconf import SlurmChange, change_for
-from advisor.whatif.snapshot import trace_history, trace_snapshot
+from advisor.whatif.snapshot import check_moment, trace_history, trace_snapshot
 
 
 @runtime_checkable
@@ -52,6 +52,9 @@ class TraceMoment:
     estimates: Estimates = Estimates()
     live = False
     _memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        check_moment(self.workload, self.time)    # a bad moment fails before any work
 
     def snapshot(self) -> Snapshot:
         if "snapshot" not in self._memo:

@@ -28,6 +28,16 @@ from advisor.whatif.trace_accounts import account_names, memory_per_cpu, site_co
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
 UNLIMITED_ESTIMATE = UNLIMITED_MINUTES * 60
 
+def check_moment(workload: Workload, time: int) -> None:
+    """BadInput unless ``time`` falls within the trace's submissions."""
+    submit = workload.jobs["submit"]
+    first, last = int(submit.min()), int(submit.max())
+    if not first <= time <= last:
+        raise BadInput(f"the moment {time / 86400:.1f}d is outside the trace: its jobs "
+                       f"arrive from {first / 86400:.1f}d to {last / 86400:.1f}d after its "
+                       f"start; give a moment in between (e.g. @{(first + last) // 172800}d)")
+
+
 def trace_snapshot(workload: Workload, policy: Policy, time: int,
                    estimates: Estimates = Estimates(),
                    base: EngineConfig = EngineConfig()) -> Snapshot:
@@ -38,12 +48,8 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     scheduler made at ``time`` is included. A pending job's ``priority`` is its rank in the
     policy's queue order then (highest first): a trace has no Slurm priorities.
     """
+    check_moment(workload, time)
     jobs = workload.jobs
-    first, last = int(jobs["submit"].min()), int(jobs["submit"].max())
-    if not first <= time <= last:
-        raise BadInput(f"the moment {time / 86400:.1f}d is outside the trace: its jobs "
-                       f"arrive from {first / 86400:.1f}d to {last / 86400:.1f}d after its "
-                       f"start; give a moment in between (e.g. @{(first + last) // 172800}d)")
     known = jobs["submit"].to_numpy() <= time
     past = workload.with_jobs(jobs[known])
     arrays = job_arrays(past, estimates)

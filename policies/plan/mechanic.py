@@ -20,7 +20,6 @@ class Plans:
     cost: str = "squared"
     annealing: Annealing = Annealing()
     seed: int = 0
-    name = "plans"
 
     def run(self, arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
         """(start times, each job's start in the first plan that held it). A plan replaces

@@ -18,7 +18,6 @@ class RuntimeClasses:
 
     parts: int = 1
     cuts: tuple[int, ...] = ()
-    name = "runtime classes"
 
     def run(self, arrays: JobArrays, config: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
         """As the paper's policy, or refused: any other setting is not approximated."""

@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.engine.slurm_layout import FIXED
 from advisor.errors import BadInput
 from advisor.model import UNLIMITED_SECONDS, Cluster, Job, SchedulingConfig, Snapshot, job_limit
 from advisor.policies.timeshare.kernel_gang import run_gang
@@ -155,17 +154,9 @@ class GangPlayer:
         on_layout = slurm.routed(snap, cand)
         part = split(on_layout, slurm.route(arrivals, snap, cand), gang)
         starts = slurm.starts(part.dedicated, runtimes, part.arrivals, cand, snap)
-        ends = shared_ends(part, gang, on_layout, runtimes)
-        out = inp.jobs[FIXED].copy()
-        for k, job_id in enumerate(inp.job_ids.tolist()):
-            if out[k] >= 0:
-                continue
-            if job_id in ends:
-                end, work = ends[job_id]
-                out[k] = -1 if end < 0 else int(np.ceil(end - work - 1e-6))
-            else:
-                out[k] = starts.get(job_id, -1)
-        return out
+        for job_id, (end, work) in shared_ends(part, gang, on_layout, runtimes).items():
+            starts[job_id] = -1 if end < 0 else int(np.ceil(end - work - 1e-6))
+        return slurm.in_order(inp, starts)
 
 
 PLAYER = GangPlayer()
