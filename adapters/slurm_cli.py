@@ -42,6 +42,10 @@ SWF_STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "OUT_OF
               "BOOT_FAIL": 0, "DEADLINE": 0, "PREEMPTED": 0, "CANCELLED": 5}
 
 
+#: how Slurm's clients say the daemon did not answer ("Unable to contact slurm controller")
+UNREACHABLE = "unable to contact slurm"
+
+
 @dataclass(frozen=True)
 class SlurmCommands:
     """How to run Slurm's commands: from ``bin_dir`` (default: PATH), each within
@@ -67,8 +71,18 @@ class SlurmCommands:
         if r.returncode != 0:
             lines = [line for line in r.stderr.strip().splitlines() if line.strip()]
             msg = lines[-1] if lines else f"exit code {r.returncode}"
+            if UNREACHABLE in msg.lower():   # 23.02+ fail here where 22.05 printed JSON
+                daemon = "slurmdbd" if args[0] in ("sacct", "sacctmgr") \
+                    else "slurmctld"
+                msg += f"; is {daemon} up and reachable?"
             raise SourceUnavailable(f"{name} failed: {msg}")
         return r.stdout
+
+
+def _json(commands: SlurmCommands, *cmd: str) -> tuple[dict, str]:
+    """A command's ``--json`` document, and the command's name for messages."""
+    name = " ".join((*cmd, "--json"))
+    return slurm_json.load(commands.run(*cmd, "--json"), name), name
 
 
 def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
@@ -77,13 +91,13 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
     squeue = slurm_json.load(commands.run("squeue", "--all", "--json"), "squeue --json")
     version = slurm_json.schema(squeue, "squeue --json")
     running, pending = slurm_json.jobs_from_squeue(squeue, now)
-    sinfo = slurm_json.load(commands.run("sinfo", "--all", "--json"), "sinfo --json")
-    nodes = slurm_json.nodes_from_json(sinfo, "sinfo --json")
-    if "sinfo" in sinfo:
-        partitions = slurm_json.partitions_from_json(sinfo, "sinfo --json")
-    else:  # 22.05: partitions only as text
-        text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
-        partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
+    if version == slurm_json.SCHEMAS[0]:      # 22.05: sinfo lists each node
+        nodes = slurm_json.nodes_from_json(*_json(commands, "sinfo", "--all"))
+    else:   # 23.02+: sinfo groups nodes, summing their allocations; scontrol does not
+        nodes = slurm_json.nodes_from_json(*_json(commands, "scontrol", "show", "node"))
+    # partitions as text: 22.05 has no JSON of them, and 24.11's omits Default=YES
+    text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
+    partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
     config = slurm_text.parse_config(commands.run("scontrol", "show", "config"))
     factors = sprio_factors(commands)
     cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", ""))

@@ -7,8 +7,9 @@ Two families of shapes, told apart by the document's ``meta`` block:
   the job gave no task count); ``job_state`` is a string; ``sinfo`` has ``nodes[]`` only.
 * 23.02 to 25.11, ``data_parser/v0.0.39`` to ``v0.0.44``: numbers are objects
   ``{"set", "infinite", "number"}``; ``job_state`` and node ``state`` are arrays of flags;
-  ``sinfo`` gives grouped records ``sinfo[]`` with a ``partition`` object each; ``scontrol
-  show node/partition --json`` exist.
+  ``sinfo`` gives grouped records ``sinfo[]`` (each node's allocation lost), so nodes come
+  from ``scontrol show node --json``; from v0.0.40 sacct's ``required`` says whether its
+  memory is per CPU or per node. Checked on a real 24.11 (v0.0.42).
 
 Field names follow squeue(1)/sinfo(1)/sacct(1) and the data_parser plugins
 (src/plugins/data_parser/v0.0.4x/parsers.c). Pure functions: documents in, objects out.
@@ -20,7 +21,7 @@ import json
 from advisor.adapters.slurm_text import (expand_hostlist, gres_counts, tres_gres, tres_items,
                                          tres_memory)
 from advisor.errors import BadInput, SourceUnavailable
-from advisor.model import Job, Node, Partition
+from advisor.model import Job, Node
 
 SCHEMAS = ("v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44")
 #: Job states of jobs holding resources (squeue(1) JOB STATE CODES).
@@ -190,11 +191,13 @@ def jobs_from_squeue(doc: dict, now: int) -> tuple[list[Job], list[Job]]:
 
 
 def nodes_from_json(doc: dict, command: str) -> tuple[Node, ...]:
-    """Nodes of ``sinfo --json`` (22.05: ``nodes[]``; 23.02+: grouped ``sinfo[]``) or of
-    ``scontrol show node --json`` (``nodes[]``)."""
+    """Nodes of 22.05's ``sinfo --json`` or of ``scontrol show node --json`` (``nodes[]``,
+    one record per node in slurmctld's order). 23.02+'s ``sinfo --json`` groups nodes,
+    with the group's allocations summed: refused."""
     schema(doc, command)
     if "sinfo" in doc:
-        return _nodes_from_groups(doc["sinfo"])
+        raise BadInput(f"{command}: grouped sinfo records do not give each node's "
+                       "allocation; use 'scontrol show node --json'")
     out = []
     for raw in doc.get("nodes") or []:
         state = "+".join(s.upper() for s in flags(raw.get("state")))
@@ -204,79 +207,16 @@ def nodes_from_json(doc: dict, command: str) -> tuple[Node, ...]:
                         partitions=tuple(raw.get("partitions") or ()),
                         memory=int(number(raw.get("real_memory")) or 0),
                         alloc_memory=int(number(raw.get("alloc_memory")) or 0),
-                        gres=_node_gres(raw.get("gres"), raw.get("tres"), "total"),
-                        alloc_gres=_node_gres(raw.get("gres_used"), raw.get("tres_used"),
-                                              "used")))
+                        gres=_node_gres(raw.get("gres"), raw.get("tres")),
+                        alloc_gres=_node_gres(raw.get("gres_used"), raw.get("tres_used"))))
     return tuple(out)
 
 
-def _node_gres(gres, tres, key: str) -> dict[str, int]:
+def _node_gres(gres, tres) -> dict[str, int]:
     """A node's GRES: from its TRES string when it has one (``gres/gpu=2``), else from its
-    GRES list (22.05: a string; 23.02+ groups: ``{"total", "used"}``)."""
+    GRES string (``gpu:2``)."""
     from_tres = tres_gres(tres) if isinstance(tres, str) else {}
-    if from_tres:
-        return from_tres
-    return gres_counts(gres.get(key) if isinstance(gres, dict) else gres)
-
-
-def _nodes_from_groups(groups: list[dict]) -> tuple[Node, ...]:
-    """sinfo's grouped records: one per (partition, state, ...) with the member nodes."""
-    by_name: dict[str, Node] = {}
-    for g in groups:
-        names = (g.get("nodes") or {}).get("nodes") or []
-        cpus = g.get("cpus") or {}
-        per_node = number(cpus.get("maximum")) or (number(cpus.get("total")) or 0) // max(
-            1, len(names))
-        alloc = number(cpus.get("allocated")) or 0
-        memory = g.get("memory") or {}
-        one = len(names) == 1
-        state = "+".join(s.upper() for s in flags((g.get("node") or {}).get("state")))
-        part = ((g.get("partition") or {}).get("name")) or ""
-        for name in names:
-            old = by_name.get(name)
-            parts = (old.partitions if old else ()) + ((part,) if part else ())
-            by_name[name] = Node(name=name, cpus=int(per_node), state=state or "UNKNOWN",
-                                 alloc_cpus=int(alloc) if one else
-                                 (old.alloc_cpus if old else 0),
-                                 partitions=tuple(dict.fromkeys(parts)),
-                                 memory=int(number(memory.get("maximum")) or 0),
-                                 alloc_memory=int(number(memory.get("allocated")) or 0)
-                                 if one else (old.alloc_memory if old else 0),
-                                 gres=_node_gres(g.get("gres"), None, "total"),
-                                 alloc_gres=_node_gres(g.get("gres"), None, "used")
-                                 if one else (old.alloc_gres if old else {}))
-    return tuple(by_name.values())
-
-
-def partitions_from_json(doc: dict, command: str) -> tuple[Partition, ...]:
-    """Partitions of ``scontrol show partition --json`` (``partitions[]``) or of the grouped
-    records of ``sinfo --json`` (23.02+), deduplicated by name."""
-    schema(doc, command)
-    raws = doc.get("partitions")
-    if raws is None:
-        raws = [g["partition"] for g in doc.get("sinfo") or [] if g.get("partition")]
-    out: dict[str, Partition] = {}
-    for raw in raws:
-        name = raw.get("name")
-        if not name or name in out:
-            continue
-        maxima, defaults = raw.get("maximums") or {}, raw.get("defaults") or {}
-        priority = raw.get("priority") or {}
-        state = flags((raw.get("partition") or {}).get("state")) or ["UP"]
-        over = (maxima.get("oversubscribe") or {})
-        over_flags = flags(over.get("flags"))
-        jobs = int(number(over.get("jobs")) or 1)
-        oversubscribe = "NO" if not over_flags and jobs <= 1 else \
-            ("+".join(over_flags) or "YES") + (f":{jobs}" if jobs > 1 else "")
-        part_flags = flags(raw.get("flags")) + flags((raw.get("partition") or {}).get("flags"))
-        out[name] = Partition(
-            name=name, nodes=expand_hostlist((raw.get("nodes") or {}).get("configured", "")),
-            max_time=_minutes(maxima.get("time")), default_time=_minutes(defaults.get("time")),
-            priority_tier=int(number(priority.get("tier")) or 1),
-            priority_job_factor=int(number(priority.get("job_factor")) or 1),
-            oversubscribe=oversubscribe, default="DEFAULT" in part_flags,
-            state=state[0])
-    return tuple(out.values())
+    return from_tres or gres_counts(gres)
 
 
 def sacct_records(doc: dict) -> list[dict]:
@@ -313,9 +253,16 @@ def sacct_records(doc: dict) -> list[dict]:
 
 
 def _memory_asked(required: dict, tres: dict) -> dict:
-    """``mem_per_node`` and ``mem_per_cpu`` (MB, one of them 0) of a sacct record. Its
-    ``required.memory`` does not say which it is (22.05); the requested TRES' total does:
-    per CPU when that amount times the CPUs, and not the amount alone, is the total."""
+    """``mem_per_node`` and ``mem_per_cpu`` (MB, one of them 0) of a sacct record. From
+    v0.0.40 (23.11) ``required`` says which (``memory_per_cpu``, ``memory_per_node``). In
+    22.05 ``required.memory`` does not; the requested TRES' total does: per CPU when that
+    amount times the CPUs, and not the amount alone, is the total."""
+    per_cpu = number(required.get("memory_per_cpu"))
+    if per_cpu:
+        return {"mem_per_node": 0, "mem_per_cpu": int(per_cpu)}
+    per_node = number(required.get("memory_per_node"))
+    if per_node:
+        return {"mem_per_node": int(per_node), "mem_per_cpu": 0}
     amount = int(number(required.get("memory")) or 0)
     total, cpus = tres.get("mem", 0), tres.get("cpu", 0)
     if amount and cpus > 1 and amount * cpus == total != amount:

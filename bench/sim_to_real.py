@@ -6,6 +6,7 @@ predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, sl
     .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2]
                                           [--load 1.5] [--gpu-every K] [--memory-every K]
                                           [--json F] [--save RECORDINGS.json]
+                                          [--release 22.05|24.11]
 
 ``--gpu-every 4`` makes every 4th job ask for a GPU (the cluster's n3 and n4 have two
 each), ``--memory-every 5`` every 5th other job for three quarters of a node's memory,
@@ -33,6 +34,7 @@ from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs, with_resources
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
+from tests.integration.slurm_release import RELEASES, release
 
 
 def main() -> None:
@@ -54,6 +56,8 @@ def main() -> None:
                     help="before each play, set the fair-share usage of --accounts to 0")
     ap.add_argument("--repeat", type=int, default=1, help="plays of each configuration")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
+    ap.add_argument("--release", choices=RELEASES, default=RELEASES[0],
+                    help="the Slurm release the cluster runs (tests/integration)")
     ap.add_argument("--json", help="write the figures and per-job tables here")
     ap.add_argument("--save", help="write the recordings here (per configuration: the "
                                    "slurm.conf settings, the snapshot, the sacct records) as "
@@ -62,7 +66,7 @@ def main() -> None:
     args = ap.parse_args()
     workload = read_swf(resolve_trace(args.trace))
     console = Console()
-    cluster = SlurmCluster().start()
+    cluster = SlurmCluster(release=release(args.release)).start()
     results, raw = {}, {}
     try:
         for name in [c for c in args.config or list(CONFIGURATIONS)
@@ -90,7 +94,8 @@ def main() -> None:
             console.print(f"{name}: {len(records)} jobs played in {out['wall_s']:.0f} s")
     finally:
         cluster.stop()
-    table = Table(title=f"sim-to-real, {args.jobs} jobs over {args.span} s from {args.trace}")
+    table = Table(title=f"sim-to-real on Slurm {args.release}, {args.jobs} jobs over "
+                        f"{args.span} s from {args.trace}")
     for col in ("configuration", "mode", "within tol", "Spearman", "MAE (s)"):
         table.add_column(col)
     for name, out in results.items():

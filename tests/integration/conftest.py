@@ -1,19 +1,22 @@
-"""The real Slurm cluster, started once per session (see slurm_cluster.py)."""
+"""The real Slurm clusters, one per release, each started once per session (see
+slurm_cluster.py and slurm_release.py): every test that uses one runs against each release
+in ``$ADVISOR_SLURM_RELEASES`` (default: all), one cluster up at a time."""
 import os
 import time
 
 import pytest
 
 from tests.integration.slurm_cluster import SlurmCluster
+from tests.integration.slurm_release import release, wanted
 
 
-@pytest.fixture(scope="session")
-def slurm():
+@pytest.fixture(scope="session", params=wanted())
+def slurm(request):
     if os.geteuid() != 0:
         pytest.skip("the Slurm integration tests start munge, mariadb, slurmdbd, slurmctld "
                     "and slurmd, which needs root: run the tests as root (CI does)")
-    cluster = SlurmCluster().start()
-    print(f"\nSlurm test cluster up in {cluster.timings['start']:.1f} s "
+    cluster = SlurmCluster(release=release(request.param)).start()
+    print(f"\nSlurm {request.param} test cluster up in {cluster.timings['start']:.1f} s "
           f"({', '.join(f'{k} {v:.1f} s' for k, v in cluster.timings.items())})")
     yield cluster
     cluster.stop()

@@ -10,14 +10,18 @@ gres_g_node_config_load()]; nothing opens them: TaskPlugin=task/none constrains 
 Everything the cluster writes lives in one private directory (configuration, state, spool,
 logs, the database), its daemons listen on free ports, and every daemon runs in the
 foreground as a child of this process, so ``stop`` ends exactly what ``start`` began and
-leaves a site's own Slurm alone. Clients find the cluster through ``SLURM_CONF``, which
-``start`` sets in this process's environment.
+leaves a site's own Slurm alone. Clients find the cluster through ``SLURM_CONF`` (and a
+tree release's commands through ``PATH``), which ``start`` sets in this process's
+environment and ``stop`` puts back.
 
 Its pitfalls: SlurmctldHost must be ``hostname -s``, and without slurmdbd no priority is
 ever recomputed.
 
-Run by hand: ``python tests/integration/slurm_cluster.py`` starts a cluster and waits for
-Ctrl-C; ``SLURM_CONF`` is printed.
+Which Slurm runs, and how its programs are started, is the ``release``
+(slurm_release.py): Debian 12's 22.05 on the host, or 24.11 in a Debian 13 tree.
+
+Run by hand: ``python -m tests.integration.slurm_cluster [22.05|24.11]`` starts a cluster
+and waits for Ctrl-C; ``SLURM_CONF`` and ``PATH`` are printed.
 """
 from __future__ import annotations
 
@@ -31,7 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
+from tests.integration.slurm_release import HostRelease, TreeRelease, release
+
 NODES = 4
 NODE_CPUS = 16
 NODE_MEMORY = 8000        # MB
@@ -179,28 +184,15 @@ class SlurmCluster:
     procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-
-    # ---------------------------------------------------------------- install
-    def install(self) -> None:
-        """apt-get the Debian packages when a binary is missing (about 25 s on a fresh VM)."""
-        if all(shutil.which(b) for b in ("slurmctld", "slurmd", "slurmdbd", "munged",
-                                          "mariadbd", "sbatch")):
-            return
-        t = time.monotonic()
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        lock = ["-o", "DPkg::Lock::Timeout=600"]
-        for cmd in (["apt-get", *lock, "update", "-qq"],
-                    ["apt-get", *lock, "install", "-y", "-qq", "--no-install-recommends",
-                     *PACKAGES]):
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-            if r.returncode != 0:
-                raise ClusterError(f"{' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
-        self.timings["install"] = time.monotonic() - t
+    release: HostRelease | TreeRelease = field(default_factory=HostRelease)
+    #: os.environ's SLURM_CONF and PATH before ``start`` set them (``stop`` puts them back)
+    _saved_environ: dict[str, str | None] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- start
     def start(self) -> SlurmCluster:
         t0 = time.monotonic()
-        self.install()
+        self.release.prepare()
+        self.timings["prepare"] = time.monotonic() - t0
         root = self.root
         for d in ("etc", "state", "spool", "log", "run", "mysql", "dev"):
             (root / d).mkdir(parents=True, exist_ok=True)
@@ -223,11 +215,16 @@ class SlurmCluster:
             (root / "dev" / f"gpu{k}").touch()
         (root / "etc" / "gres.conf").write_text(GRES_CONF.format(
             root=root, last_gpu=NODE_GPUS - 1, **shape))
+        for name, text in self.release.conf_files().items():
+            (root / "etc" / name).write_text(text)
         dbd_conf = root / "etc" / "slurmdbd.conf"
         dbd_conf.write_text(SLURMDBD_CONF.format(root=root, dbd_port=dbd_port,
                                                  db_port=db_port))
         os.chmod(dbd_conf, 0o600)
         self.env = dict(os.environ, SLURM_CONF=str(conf))
+        clients = self.release.clients(root)
+        if clients:
+            self.env["PATH"] = f"{clients}:{os.environ.get('PATH', '')}"
         try:
             self._munge()
             self._mariadb(db_port)
@@ -245,12 +242,19 @@ class SlurmCluster:
         except BaseException:
             self.stop(keep=True)
             raise
-        os.environ["SLURM_CONF"] = str(conf)
+        for key in ("SLURM_CONF", "PATH"):
+            self._saved_environ[key] = os.environ.get(key)
+            os.environ[key] = self.env[key]
         self.timings["start"] = time.monotonic() - t0
         return self
 
-    def _spawn(self, name: str, cmd: list[str], user: str | None = None) -> subprocess.Popen:
+    def _spawn(self, name: str, cmd: list[str], user: str | None = None,
+               on_host: bool = False) -> subprocess.Popen:
+        """Start a daemon in the foreground, a child of this process: a program of the
+        release's Slurm, or (``on_host``) of the host (MariaDB)."""
         log = open(self.root / "log" / f"{name}.out", "ab")
+        if not on_host:
+            cmd, user = self.release.command(cmd, user), self.release.popen_user(user)
         p = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, user=user, start_new_session=True)
         log.close()
@@ -259,25 +263,18 @@ class SlurmCluster:
 
     def _munge(self) -> None:
         if self._munge_works():
-            return  # the host's own munged: use it, never stop it
-        key = Path("/etc/munge/munge.key")
-        if not key.exists():
-            r = quiet(["runuser", "-u", "munge", "--", "mungekey", "--create"])
-            if r.returncode != 0:
-                raise ClusterError(f"mungekey --create failed: {r.stderr.strip()}")
-        Path("/run/munge").mkdir(parents=True, exist_ok=True)
-        shutil.chown("/run/munge", "munge", "munge")
-        self._spawn("munged", ["/usr/sbin/munged", "-F"], user="munge")
+            return  # a munged already serves this release's socket: use it, never stop it
+        self.release.prepare_munge()
+        self._spawn("munged", ["/usr/sbin/munged", "-F", "--force"], user="munge")
         wait_for("munged", self._munge_works, timeout=20)
 
-    @staticmethod
-    def _munge_works() -> bool:
+    def _munge_works(self) -> bool:
         try:
-            cred = quiet(["munge", "-n"], timeout=5)
+            cred = quiet(["munge", "-n"], env=self.env, timeout=10)
             if cred.returncode != 0:
                 return False
             return subprocess.run(["unmunge"], input=cred.stdout, capture_output=True,
-                                  text=True, timeout=5).returncode == 0
+                                  env=self.env, text=True, timeout=10).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             return False
 
@@ -291,7 +288,7 @@ class SlurmCluster:
         self._spawn("mariadbd", ["mariadbd", "--no-defaults", "--user=mysql",
                                  f"--datadir={data}", f"--socket={sock}", f"--port={port}",
                                  "--bind-address=127.0.0.1", "--innodb-buffer-pool-size=64M",
-                                 "--innodb-lock-wait-timeout=900"])
+                                 "--innodb-lock-wait-timeout=900"], on_host=True)
         client = ["mariadb", "--no-defaults", f"--socket={sock}", "-u", "root"]
         wait_for("mariadbd", lambda: quiet([*client, "-e", "select 1"]).returncode == 0,
                  log=self.root / "log" / "mariadbd.out")
@@ -440,17 +437,25 @@ class SlurmCluster:
                     p.kill()
                     p.wait()
         self.procs.clear()
+        for key, value in self._saved_environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_environ.clear()
         if not keep and not os.environ.get("ADVISOR_KEEP_SLURM"):
             shutil.rmtree(self.root, ignore_errors=True)
 
 
 if __name__ == "__main__":
     import signal
+    import sys
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    cluster = SlurmCluster().start()
-    print(f"export SLURM_CONF={cluster.root}/etc/slurm.conf   # up in "
-          f"{cluster.timings['start']:.1f} s: {cluster.timings}")
+    cluster = SlurmCluster(release=release(sys.argv[1] if len(sys.argv) > 1 else "22.05"))
+    cluster.start()
+    print(f"export SLURM_CONF={cluster.root}/etc/slurm.conf PATH={cluster.env['PATH']}"
+          f"   # up in {cluster.timings['start']:.1f} s: {cluster.timings}")
     try:
         while True:
             time.sleep(3600)

@@ -1,5 +1,6 @@
-"""Snapshots and history against a real Slurm 22.05 (Debian's daemons, started by the
-harness): what the advisor sees must be what was submitted and what scontrol reports."""
+"""Snapshots and history against each real Slurm release of the harness (Debian's daemons,
+22.05 and 24.11): what the advisor sees must be what was submitted and what scontrol
+reports."""
 import json
 import shutil
 import time
@@ -79,8 +80,8 @@ def test_snapshot_matches_what_was_submitted_and_scontrol(submitted):
             assert job.priority == int(kv["Priority"]), name
         if "-t" in options:  # the limit asked for, in seconds
             assert job.time_limit == int(options[options.index("-t") + 1]) * 60, name
-    # batch has MaxTime=INFINITE: UNLIMITED while the job waits; once it runs, 22.05
-    # reports a year (365-00:00:00, as scontrol does: checked above)
+    # batch has MaxTime=INFINITE: UNLIMITED while the job waits; once it runs, 22.05 and
+    # 24.11 report a year (365-00:00:00, as scontrol does: checked above)
     unlimited = jobs[ids["unlimited"]]
     assert unlimited.time_limit == (None if unlimited.state == "PENDING" else 365 * 86400)
     assert jobs[ids["per-task"]].cpus == 4
@@ -98,11 +99,16 @@ def test_snapshot_matches_what_was_submitted_and_scontrol(submitted):
 
 
 def test_snapshot_machine_config_and_priorities(submitted):
-    _, ids = submitted
+    slurm, ids = submitted
     snap = slurm_cli.snapshot()
     assert [(n.name, n.cpus) for n in snap.machine.nodes] == [(f"n{i}", 16) for i in
                                                               range(1, 5)]
     assert sum(n.alloc_cpus for n in snap.machine.nodes) == snap.busy_cpus
+    # each node's own allocation, as scontrol shows it (24.11's sinfo sums a group's)
+    shown = [key_values(line) for line in slurm.run("scontrol", "show", "node",
+                                                    "--oneliner").splitlines() if line]
+    assert {n.name: (n.alloc_cpus, n.alloc_memory) for n in snap.machine.nodes} == \
+        {kv["NodeName"]: (int(kv["CPUAlloc"]), int(kv["AllocMem"])) for kv in shown}
     short = snap.machine.partition("short")
     assert (short.nodes, short.max_time, short.default_time, short.priority_job_factor) == \
         (("n3", "n4"), 1800, 300, 5)
@@ -111,7 +117,7 @@ def test_snapshot_machine_config_and_priorities(submitted):
     assert (c.priority_type, c.priority_weight_job_size, c.priority_weight_partition) == \
         ("priority/multifactor", 500, 1000)
     assert c.backfill.bf_interval == 1 and c.backfill.bf_continue
-    assert c.priority_calc_period == 60 and c.slurm_version.startswith("22.05")
+    assert c.priority_calc_period == 60 and c.slurm_version.startswith(slurm.release.name)
     # sprio's factors add up to the priority squeue reports (a tolerance of 1 for the
     # truncation Slurm applies to the sum).
     scored = [j for j in snap.pending if j.priority_factors]

@@ -1,16 +1,21 @@
 """A snapshot of a cluster with GPUs, allocated memory and enforced limits, through the CLI
-adapter on outputs recorded from the real test cluster (Slurm 22.05.8; tests/fixtures/
-slurm-22.05-gpu: nine jobs asking for GPUs by --gres and --gpus, memory by --mem and
---mem-per-cpu, two accounts, the QOS "capped" with MaxJobsPU=2, one job on a dependency),
-and the slurm mode continuing from it."""
+adapter on outputs recorded from the real test cluster under each release (Slurm 22.05.8,
+tests/fixtures/slurm-22.05-gpu, and 24.11.5, slurm-24.11-gpu, recorded by
+tests/fixtures/record_snapshot.py: nine jobs asking for GPUs by --gres and --gpus, memory
+by --mem and --mem-per-cpu, two accounts, the QOS "capped" with MaxJobsPU=2, one job on a
+dependency), and the slurm mode continuing from it. Both releases scheduled the nine jobs
+alike, so the same assertions hold on both."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from advisor.adapters import slurm_accounting, slurm_json
+from advisor.adapters.slurm_text import key_values, slurm_duration
 from advisor.adapters.slurm_cli import SlurmCommands, snapshot
 from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.model import Qos
@@ -18,9 +23,10 @@ from advisor.whatif.futures import ArrivalSampler
 from advisor.whatif.unplayed import unplayed
 from tests.helpers import FIXTURES
 
-HERE = FIXTURES / "slurm-22.05-gpu"
+RECORDINGS = {"22.05": FIXTURES / "slurm-22.05-gpu", "24.11": FIXTURES / "slurm-24.11-gpu"}
 #: the recorded output of each command the adapter runs, by its first words
 OUTPUTS = {("squeue",): "squeue.json", ("sinfo",): "sinfo.json",
+           ("scontrol", "show", "node"): "scontrol_show_node.json",
            ("scontrol", "show", "partition"): "scontrol_show_partition_o.txt",
            ("scontrol", "show", "config"): "scontrol_show_config.txt",
            ("sprio",): "sprio.txt", ("sshare",): "sshare.txt",
@@ -28,19 +34,29 @@ OUTPUTS = {("squeue",): "squeue.json", ("sinfo",): "sinfo.json",
            ("sacctmgr", "--noheader", "--parsable2", "show", "assoc"): "sacctmgr_assoc.txt"}
 
 
+@dataclass(frozen=True)
 class Recorded(SlurmCommands):
+    here: Path = RECORDINGS["22.05"]
+
     def run(self, *args: str) -> str:
         name = next(f for words, f in OUTPUTS.items() if args[:len(words)] == words)
-        return (HERE / name).read_text()
+        return (self.here / name).read_text()
 
 
-def recorded_snapshot():
-    snap = snapshot(Recorded())
-    return replace(snap, time=int((HERE / "captured_at.txt").read_text()))
+def recorded_snapshot(release: str = "22.05"):
+    here = RECORDINGS[release]
+    snap = snapshot(Recorded(here=here))
+    return replace(snap, time=int((here / "captured_at.txt").read_text()))
 
 
-def test_the_snapshot_holds_memory_gpus_and_limits():
-    snap = recorded_snapshot()
+@pytest.fixture(params=sorted(RECORDINGS))
+def release(request):
+    return request.param
+
+
+def test_the_snapshot_holds_memory_gpus_and_limits(release):
+    snap = recorded_snapshot(release)
+    assert snap.config.slurm_version.startswith(release)
     nodes = {n.name: n for n in snap.machine.nodes}
     assert {n: (x.memory, x.gres) for n, x in nodes.items()} == {
         "n1": (8000, {}), "n2": (8000, {}), "n3": (8000, {"gpu": 2}), "n4": (8000, {"gpu": 2})}
@@ -60,12 +76,12 @@ def test_the_snapshot_holds_memory_gpus_and_limits():
     assert parents[("physics", "")] == "root" and parents[("physics", "root")] == "physics"
 
 
-def test_the_slurm_mode_holds_the_jobs_slurm_held():
+def test_the_slurm_mode_holds_the_jobs_slurm_held(release):
     """From the snapshot, with every job running 100 s more: job 8 (over capped's
     MaxJobsPU=2, as root runs jobs 4 and 7 in it) starts only when one of those ends, and
     job 1 (a GPU, while job 5 holds all four) only when job 5 ends; job 9 (a dependency)
     is left out and named, and no limit's reason is, as the limits are played."""
-    snap = recorded_snapshot()
+    snap = recorded_snapshot(release)
     runtimes = {j.job_id: (snap.time - j.start_time + 100 if j.start_time else 50)
                 for j in (*snap.running, *snap.pending)}
     ends = {j.job_id: j.start_time + runtimes[j.job_id] for j in snap.running}
@@ -79,8 +95,8 @@ def test_the_slurm_mode_holds_the_jobs_slurm_held():
     assert missing == {"jobs waiting on a dependency (left out)": 1}
 
 
-def test_unplayed_names_limits_when_they_are_not_played():
-    snap = recorded_snapshot()
+def test_unplayed_names_limits_when_they_are_not_played(release):
+    snap = recorded_snapshot(release)
     loose = replace(snap, config=replace(snap.config, accounting_enforce=()))
     assert "jobs held back by a QOS or association limit" in unplayed(loose)
 
@@ -90,8 +106,8 @@ def test_tres_limits_read_memory_units():
         "cpu": 16, "mem": 8192, "gres/gpu": 2}
 
 
-def test_sacct_records_say_what_each_job_asked():
-    doc = slurm_json.load((HERE / "sacct.json").read_text(), "sacct --json")
+def test_sacct_records_say_what_each_job_asked(release):
+    doc = slurm_json.load((RECORDINGS[release] / "sacct.json").read_text(), "sacct --json")
     recs = {r["job_id"]: r for r in slurm_json.sacct_records(doc)}
     assert (recs[2]["mem_per_node"], recs[2]["mem_per_cpu"]) == (6000, 0)
     assert (recs[3]["mem_per_node"], recs[3]["mem_per_cpu"]) == (0, 1000)
@@ -113,3 +129,18 @@ def test_sampled_jobs_ask_what_their_originals_asked():
     asked = {(j.account, j.qos, j.memory_per_node, j.gres_per_node.get("gpu", 0))
              for j in jobs}
     assert asked == {("physics", "capped", 6000, 0), ("research", "normal", 0, 1)}
+
+
+def test_the_recorded_24_11_snapshot_is_what_scontrol_showed():
+    """Job by job, the 24.11 recording's snapshot against ``scontrol show job -o`` taken at
+    the same moment: ids, states, CPUs, limits, partitions and priorities."""
+    snap = recorded_snapshot("24.11")
+    jobs = {j.job_id: j for j in (*snap.running, *snap.pending)}
+    text = (RECORDINGS["24.11"] / "scontrol_show_job_o.txt").read_text()
+    truth = {int(kv["JobId"]): kv for kv in map(key_values, filter(None, text.splitlines()))}
+    assert set(jobs) == set(truth) and len(jobs) == 9
+    for i, kv in truth.items():
+        job = jobs[i]
+        assert (job.state, job.cpus, ",".join(job.partitions), job.priority) == \
+            (kv["JobState"], int(kv["NumCPUs"]), kv["Partition"], int(kv["Priority"])), i
+        assert job.time_limit == slurm_duration(kv["TimeLimit"]), i

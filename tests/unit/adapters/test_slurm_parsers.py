@@ -271,83 +271,20 @@ def test_newer_squeue_gives_the_same_jobs(version, release):
     assert slurm_json.jobs_from_squeue(doc, NOW) == slurm_json.jobs_from_squeue(old, NOW)
 
 
-def grouped_sinfo(version: str, release: str) -> dict:
-    """sinfo --json from 23.02 on: one record per (partition, node state) group."""
-    nodes = slurm_json.nodes_from_json(slurm_json.load(read(OURS, "sinfo.json"), "sinfo"),
-                                       "sinfo")
-    parts = slurm_text.parse_partitions(read(OURS, "scontrol_show_partition.txt"))
-    groups = []
-    for p in parts:
-        for n in nodes:
-            if n.name not in p.nodes:
-                continue
-            groups.append({
-                "port": 6818, "node": {"state": n.state.split("+")},
-                "nodes": {"allocated": int(n.alloc_cpus > 0), "idle": int(not n.alloc_cpus),
-                          "other": 0, "total": 1, "hostnames": [], "addresses": [],
-                          "nodes": [n.name]},
-                "cpus": {"allocated": n.alloc_cpus, "idle": n.cpus - n.alloc_cpus,
-                         "other": 0, "total": n.cpus, "minimum": n.cpus, "maximum": n.cpus,
-                         "load": {"minimum": 1, "maximum": 1},
-                         "per_node": {"max": quantity(None, infinite=True)}},
-                "memory": {"minimum": n.memory, "maximum": n.memory,
-                           "free": {"minimum": quantity(n.memory), "maximum":
-                                    quantity(n.memory)}, "allocated": n.alloc_memory},
-                "gres": {"total": "", "used": ""},
-                "partition": partition_object(p)})
-    return {"meta": meta(version, release), "errors": [], "warnings": [], "sinfo": groups}
-
-
-def partition_object(p) -> dict:
-    """A partition as data_parser prints it (scontrol show partition --json, and the
-    ``partition`` of each sinfo group)."""
-    def minutes(seconds):
-        return quantity(None, infinite=True) if seconds is None else quantity(seconds // 60)
-
-    return {"name": p.name, "nodes": {"allowed_allocation": "", "configured":
-                                      ",".join(p.nodes), "total": len(p.nodes)},
-            "maximums": {"time": minutes(p.max_time),
-                         "oversubscribe": oversubscribe_object(p.oversubscribe)},
-            "defaults": {"time": quantity(None) if p.default_time is None else
-                         minutes(p.default_time)},
-            "priority": {"job_factor": p.priority_job_factor, "tier": p.priority_tier},
-            "partition": {"state": [p.state]},
-            "flags": ["DEFAULT"] if p.default else []}
-
-
-def oversubscribe_object(text: str) -> dict:
-    """OverSubscribe as data_parser prints it: NO is one job and no flag, FORCE:2 two jobs
-    and the flag FORCE."""
-    head, _, jobs = text.partition(":")
-    return {"jobs": int(jobs or 1), "flags": [] if head == "NO" else [head]}
-
-
 @pytest.mark.parametrize("version,release", NEWER)
-def test_a_time_sliced_partition_reads_the_same_from_text_and_json(version, release):
-    text = ("PartitionName=ts AllowGroups=ALL Default=NO MaxTime=UNLIMITED Nodes=n4 "
-            "OverSubscribe=FORCE:2 PriorityJobFactor=1 PriorityTier=1 State=UP TotalCPUs=16")
-    (part,) = slurm_text.parse_partitions(text, ("n4",))
-    assert part.oversubscribe == "FORCE:2"
-    doc = {"meta": meta(version, release), "errors": [], "warnings": [],
-           "partitions": [partition_object(part)]}
-    assert slurm_json.partitions_from_json(doc, "scontrol show partition") == (part,)
-
-
-@pytest.mark.parametrize("version,release", NEWER)
-def test_newer_sinfo_and_scontrol_give_the_same_machine(version, release):
-    doc = json.loads(json.dumps(grouped_sinfo(version, release)))
+def test_newer_scontrol_nodes_give_the_same_machine(version, release):
+    """From 23.02 nodes come from ``scontrol show node --json``, one record per node;
+    sinfo's grouped records, which sum a group's allocations, are refused."""
     old_nodes = slurm_json.nodes_from_json(slurm_json.load(read(OURS, "sinfo.json"), "s"), "s")
-    old_parts = slurm_text.parse_partitions(read(OURS, "scontrol_show_partition.txt"))
-    assert slurm_json.nodes_from_json(doc, "sinfo --json") == old_nodes
-    assert slurm_json.partitions_from_json(doc, "sinfo --json") == old_parts
-    scontrol = {"meta": meta(version, release), "errors": [], "warnings": [],
-                "partitions": [partition_object(p) for p in old_parts]}
-    assert slurm_json.partitions_from_json(scontrol, "scontrol show partition") == old_parts
     node_doc = {"meta": meta(version, release), "errors": [], "nodes": [
         {"name": n.name, "cpus": n.cpus, "alloc_cpus": n.alloc_cpus, "effective_cpus": n.cpus,
          "state": n.state.split("+"), "partitions": list(n.partitions),
          "real_memory": n.memory, "alloc_memory": n.alloc_memory} for n in old_nodes]}
     assert slurm_json.nodes_from_json(node_doc, "scontrol show node") == old_nodes
+    grouped = {"meta": meta(version, release), "errors": [], "sinfo": [
+        {"nodes": {"nodes": [n.name for n in old_nodes]}}]}
+    with pytest.raises(BadInput, match="scontrol show node --json"):
+        slurm_json.nodes_from_json(grouped, "sinfo --json")
 
 
 @pytest.mark.parametrize("version,release", NEWER)

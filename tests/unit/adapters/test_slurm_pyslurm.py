@@ -103,9 +103,10 @@ def test_pyslurm_reads_memory_gpus_and_accounting_as_the_cli_does():
     """The GPU recording (tests/fixtures/slurm-22.05-gpu) as pyslurm objects: memory per
     node and CPU, GRES from the raw TRES strings (``--gres`` and ``--gpus``), the nodes'
     memory and GPUs, and the accounting read by sacctmgr/sshare as the CLI path does."""
-    from tests.unit.adapters.test_slurm_accounting import HERE, Recorded, recorded_snapshot
+    from tests.unit.adapters.test_slurm_accounting import (RECORDINGS, Recorded,
+                                                           recorded_snapshot)
     cli = recorded_snapshot()
-    raw = {j["job_id"]: j for j in squeue_doc(HERE)["jobs"]}
+    raw = {j["job_id"]: j for j in squeue_doc(RECORDINGS["22.05"])["jobs"]}
 
     def tres(text):
         return Obj(raw_str=text) if text else None

@@ -1,4 +1,5 @@
-"""The slurm mode against runs recorded on the real test cluster (slurmctld 22.05.8).
+"""The slurm mode against runs recorded on the real test cluster (slurmctld 22.05.8, and
+24.11.5 in the files named ``slurm-24.11-*``).
 
 Each fixture in tests/fixtures/sim-to-real holds, per configuration, the slurm.conf
 settings, the snapshot taken before the first submission and the sacct records of a
@@ -12,6 +13,11 @@ scaled KTH-SP2 window played by ``advisor.adapters.slurm_submit.play`` (``bench/
   do better on some recordings and far worse on others; figures in docs/simulation.md);
 * the slurm mode does no worse than the textbook mode in share and mean error, and better
   in both wherever the textbook is not exact.
+
+On 24.11 the floor is met under FCFS with ``bf_job_part_count_reserve=1`` but not yet with
+reservations for every job (default backfill, multifactor) nor under fair share: those
+three are expected failures until the slurm mode follows 24.11 there (docs/simulation.md,
+"Sim-to-real on 24.11").
 """
 from __future__ import annotations
 
@@ -29,17 +35,33 @@ RECORDINGS = FIXTURES / "sim-to-real"
 FLOOR = 0.90
 RUNS = [(path.stem, name) for path in sorted(RECORDINGS.glob("*.json"))
         for name in json.loads(path.read_text()) if name in CONFIGURATIONS]
+#: 24.11 runs below the floor when recorded (slurm mode / textbook within 2 s)
+BELOW_ON_2411 = {("slurm-24.11-study-80jobs-load1.5", "fcfs-default"): "78.8% / 56.2%",
+                 ("slurm-24.11-study-80jobs-load1.5", "multifactor-2part"): "83.8% / 46.2%",
+                 ("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32.5%"}
 
 
-@pytest.mark.parametrize("fixture,config", RUNS)
-def test_slurm_mode_on_recorded_run(fixture, config):
+def _evaluated(fixture: str, config: str) -> tuple[dict, dict]:
     run = json.loads((RECORDINGS / f"{fixture}.json").read_text())[config]
     settings, _, textbook = CONFIGURATIONS[config]
     assert run["settings"] == settings  # recorded under the configuration evaluated
-    out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"], textbook)
+    return run, evaluate(Snapshot.from_dict(run["snapshot"]), run["records"], textbook)
+
+
+@pytest.mark.parametrize("fixture,config", [
+    pytest.param(f, c, marks=pytest.mark.xfail(
+        strict=True, reason=f"24.11 not yet followed here: {BELOW_ON_2411[f, c]}"))
+    if (f, c) in BELOW_ON_2411 else (f, c) for f, c in RUNS])
+def test_slurm_mode_meets_the_floor_on_recorded_run(fixture, config):
+    _, out = _evaluated(fixture, config)
+    assert out["slurm"]["within"] >= FLOOR, out["table"]
+
+
+@pytest.mark.parametrize("fixture,config", RUNS)
+def test_slurm_mode_beats_the_textbook_on_recorded_run(fixture, config):
+    run, out = _evaluated(fixture, config)
     slurm, book = out["slurm"], out["textbook"]
     assert slurm["jobs"] == len(run["records"])
-    assert slurm["within"] >= FLOOR, out["table"]
     if book["within"] < 1.0:
         assert slurm["within"] > book["within"] and slurm["mae_s"] < book["mae_s"]
     else:
