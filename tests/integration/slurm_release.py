@@ -128,6 +128,7 @@ class TreeRelease:
 
     def _build(self) -> None:
         staging = Path(tempfile.mkdtemp(prefix=f".slurm-{self.name}-", dir=tree_cache()))
+        staging.chmod(0o755)    # the tree's root: its daemons' users must traverse it
         cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(TREE_PACKAGES)}",
                SUITES[self.name], str(staging), mirror()]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
