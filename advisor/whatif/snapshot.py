@@ -28,6 +28,7 @@ from advisor.whatif.trace_accounts import account_names, memory_per_cpu, site_co
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
 UNLIMITED_ESTIMATE = UNLIMITED_MINUTES * 60
 
+
 def check_moment(workload: Workload, time: int) -> None:
     """BadInput unless ``time`` falls within the trace's submissions."""
     submit = workload.jobs["submit"]

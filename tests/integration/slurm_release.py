@@ -26,6 +26,10 @@ from pathlib import Path
 RELEASES = ("22.05", "24.11")
 HOST_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
 TREE_PACKAGES = ("slurmctld", "slurmd", "slurmdbd", "slurm-client", "munge")
+#: the client commands of slurm-client, each given a wrapper on the host
+CLIENTS = ("sacct", "sacctmgr", "salloc", "sattach", "sbatch", "sbcast", "scancel", "scontrol",
+           "scrontab", "sdiag", "sinfo", "sprio", "squeue", "sreport", "srun", "sshare", "sstat",
+           "strigger")
 #: the Debian suite that carries each tree release
 SUITES = {"24.11": "trixie"}
 #: where debootstrap fetches from when the host's apt sources name no Debian mirror
@@ -113,7 +117,7 @@ class TreeRelease:
 
     def prepare(self) -> None:
         """The host's MariaDB (slurmdbd reaches it over loopback) and the tree, built once
-        (about 30 s and 290 MB from Debian's mirror); a lock keeps two runs from building
+        (about 45 s and 290 MB from Debian's mirror); a lock keeps two runs from building
         it at once, and a tree is only ever renamed into place whole."""
         if not all(shutil.which(b) for b in ("mariadbd", "debootstrap", "unshare")):
             _apt_install(("mariadb-server", "debootstrap"))
@@ -142,7 +146,8 @@ class TreeRelease:
     def _check_version(self) -> None:
         r = subprocess.run(["chroot", str(self.tree), "slurmctld", "-V"], capture_output=True,
                            text=True, timeout=60)
-        if not r.stdout.split()[-1:] or not r.stdout.split()[-1].startswith(self.name):
+        words = r.stdout.split()       # "slurm-wlm 24.11.5"
+        if not words or not words[-1].startswith(self.name):
             raise ReleaseError(f"{self.tree} holds {r.stdout.strip() or r.stderr.strip()}, "
                                f"not Slurm {self.name}: remove it to have it built again")
 
@@ -188,12 +193,6 @@ class TreeRelease:
         munge = self.tree / "run" / "munge"
         munge.mkdir(parents=True, exist_ok=True)
         os.chown(munge, *self.munge_ids())
-
-
-#: the client commands of slurm-client
-CLIENTS = frozenset(("sacct", "sacctmgr", "salloc", "sattach", "sbatch", "sbcast", "scancel",
-                     "scontrol", "scrontab", "sdiag", "sinfo", "sprio", "squeue", "sreport",
-                     "srun", "sshare", "sstat", "strigger"))
 
 
 def release(name: str) -> HostRelease | TreeRelease:
