@@ -38,14 +38,15 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_WINDOW, C_CALC_PERIOD, C_COUNT_RESV,
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
-                                         C_STARTS_ONLY, C_T0, C_WILL_RUN_WINDOW, CONFIG_SIZE,
+                                         C_RESV_END_UP, C_STARTS_ONLY, C_T0,
+                                         C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
                                          JOB_ROWS, LIMIT, MIN_NODES, NREC, REC0, RUNTIME,
                                          SUBMIT, USER)
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
 from advisor.model import (UNLIMITED_SECONDS, Accounting, Cluster, Job, SchedulingConfig,
-                           Snapshot, Workload, job_limit, trace_machine)
+                           Snapshot, Workload, job_limit, slurm_release, trace_machine)
 
 # priority/basic: each new job gets the lowest priority so far minus one
 # [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
@@ -53,6 +54,10 @@ BASIC_FIRST = 4294967294
 # cons_tres will-run: the first batch of running jobs released together ends this many
 # seconds after the first one's end, rounded up [src: cons_tres _will_run_test()]
 WILL_RUN_WINDOW = 30
+# from 24.11 a backfill reservation's end is rounded up to bf_resolution, not down
+# [src: backfill.c _set_slot_time(), Slurm 24.11]; a configuration without a version (a
+# trace's) is played as the releases before
+RESV_END_UP_FROM = (24, 11)
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,8 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_COUNT_RESV] = int(count_reservations)
     cfg[C_WILL_RUN_WINDOW] = WILL_RUN_WINDOW if will_run_batches else 0
     cfg[C_DECAY_HALF_LIFE] = config.priority_decay_half_life
+    release = slurm_release(config.slurm_version)
+    cfg[C_RESV_END_UP] = int(release is not None and release >= RESV_END_UP_FROM)
     return cfg
 
 
@@ -295,7 +302,9 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
         tree = (np.vstack([parent, first, counts, is_user.astype(np.int64)]), children,
                 np.vstack([shares, usage, now]), assoc)
         cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
-        cfg[C_CALC_PHASE] = snapshot.accounting.decay_ran or 0
+    # the decay thread's passes recompute the age factor as well as fair share (F7): a job
+    # submitted since the last one keeps the priority it was given at submission
+    cfg[C_CALC_PHASE] = snapshot.accounting.decay_ran or 0
     return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
                       np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
                       cfg, 0.0 if basic else float(config.priority_weight_age),

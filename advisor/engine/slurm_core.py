@@ -54,7 +54,7 @@ from advisor.engine.slurm_layout import (
     C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
     C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
-    C_WILL_RUN_WINDOW, C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
+    C_WILL_RUN_WINDOW, C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE, C_RESV_END_UP,
     CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
@@ -212,6 +212,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
 
     bf_interval = cfg[C_BF_INTERVAL]
     res = max(cfg[C_BF_RESOLUTION], 1)
+    # a reservation's end is rounded down to bf_resolution, from 24.11 up (F5)
+    end_round = res - 1 if cfg[C_RESV_END_UP] != 0 else 0
     calc = cfg[C_CALC_PERIOD]
     phase = max(cfg[C_CALC_PHASE], 0)  # an instant PriorityCalcPeriod ticks fall on
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
@@ -610,10 +612,10 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         return held[j]
 
     def overlaps_reserved(s, d):
-        """Whether a reservation of the picked nodes over [s, s + d], both ends rounded down
-        to bf_resolution, overlaps an existing one on any of them (end excluded)
-        [src: backfill.c _test_resv_overlap()]."""
-        b, e = s // res * res, (s + d) // res * res
+        """Whether a reservation of the picked nodes over [s, s + d], rounded to
+        bf_resolution (its begin down, its end by ``end_round``), overlaps an existing one
+        on any of them (end excluded) [src: backfill.c _test_resv_overlap()]."""
+        b, e = s // res * res, (s + d + end_round) // res * res
         for i in range(sc[S_NRES]):
             if res_e[i] > b and res_b[i] < e:
                 for w in range(res_w0[i], res_w1[i]):
@@ -810,8 +812,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 # Slurm's test: the nodes no reservation holds over [anchor, anchor + d]
                 # (its start_res: moved on to where a reservation ends, or to a start whose
                 # reservation overlapped another), the job's start on them, then its
-                # reservation [s, s + d], both ends rounded down to bf_resolution, must
-                # overlap none on its nodes [src: backfill.c _attempt_backfill() TRY_LATER,
+                # reservation [s, s + d], rounded to bf_resolution, must overlap none on
+                # its nodes [src: backfill.c _attempt_backfill() TRY_LATER,
                 # _test_resv_overlap()]
                 at_end = e_next < sc[S_NRES] and ends[e_next] <= s
                 retry = True
@@ -1017,11 +1019,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             s = earliest(j, p, t, d)
             if s == NEVER:
                 continue
-            # F5: times quantised to bf_resolution; at least one slot
-            # [src: backfill.c end_reserve rounding, _add_reservation()]
+            # F5: times quantised to bf_resolution, the end down (up from 24.11: Slurm
+            # overestimates a reservation rather than underestimate it); at least one slot
+            # [src: backfill.c end_reserve rounding, _set_slot_time(), _add_reservation()]
             i = sc[S_NRES]
             res_b[i] = s // res * res
-            res_e[i] = max((s + d) // res * res, res_b[i] + res)
+            res_e[i] = max((s + d + end_round) // res * res, res_b[i] + res)
             res_bits[i] = pick_bits
             res_w0[i], res_w1[i] = nw, 0
             for w in range(nw):

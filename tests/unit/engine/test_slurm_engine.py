@@ -107,6 +107,25 @@ def test_a_reservation_is_tested_as_slurm_tests_it():
     assert start == [0, 0, 140, 51, 240]
 
 
+@pytest.mark.parametrize("version", ["22.05.8", "24.11.5", ""])
+def test_a_reservation_ends_as_its_release_rounds(version):
+    """Up to 24.05 a reservation's end is rounded down to bf_resolution, from 24.11 up; a
+    configuration without a version is played as 22.05. On one 4-CPU node A (2 CPUs, 200 s)
+    and B (1 CPU, 40 s) run; C (the node, 120 s) reserves from A's end, [180, 300) or
+    [180, 360). D (2 CPUs, 150 s) fits when B ends, over [40, 190]: rounded down, its
+    reservation [0, 180) ends where C's begins and is kept, and E (1 CPU, 40 s), which
+    would run into it, waits; rounded up, [0, 240) overlaps C's, D is reserved after C,
+    and E starts in the first cycle after its submission."""
+    cfg = replace(with_backfill(SchedulingConfig(), bf_interval=1), slurm_version=version)
+    jobs = [job(1, 0, 2, 200), job(2, 0, 1, 40), job(3, 5, 4, 120), job(4, 6, 2, 150),
+            job(5, 7, 1, 40)]
+    start, resv = play(jobs, [200, 40, 10, 10, 10], cfg, cluster(nodes=1, cpus=4))
+    if version.startswith("24.11"):
+        assert resv[3] == 360 and start[4] == 8
+    else:
+        assert resv[3] == 40 and start[4] == 41
+
+
 def test_reservation_waits_for_the_will_run_batch():
     """cons_tres will-run releases running jobs in batches: the first ends 30 s after the
     first job's end rounded up to 30 s (40 -> 60 -> 90), so B (ending at 65) is in A's
