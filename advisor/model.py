@@ -25,7 +25,7 @@ import pandas as pd
 
 # a site's configuration and accounting: part of the model, kept in their own module
 from advisor.site import (SLURM_CONF, Accounting, Association, BackfillParameters,  # noqa: F401
-                          Qos, SchedulingConfig, slurm_release)
+                          Qos, SchedulingConfig, parse_release)
 
 #: SWF fields in file order (SWF v2.2 definition).
 SWF_FIELDS: tuple[str, ...] = (

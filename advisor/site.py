@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 
-def slurm_release(version: str) -> tuple[int, int] | None:
+def parse_release(version: str) -> tuple[int, int] | None:
     """A Slurm version's release as (year, month), 24.11.5 as (24, 11); None when unknown
     (a trace's configuration)."""
     m = re.match(r"(\d+)\.(\d+)", version or "")

@@ -46,7 +46,7 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
 from advisor.model import (UNLIMITED_SECONDS, Accounting, Cluster, Job, SchedulingConfig,
-                           Snapshot, Workload, job_limit, slurm_release, trace_machine)
+                           Snapshot, Workload, job_limit, parse_release, trace_machine)
 
 # priority/basic: each new job gets the lowest priority so far minus one
 # [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
@@ -181,7 +181,7 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_COUNT_RESV] = int(count_reservations)
     cfg[C_WILL_RUN_WINDOW] = WILL_RUN_WINDOW if will_run_batches else 0
     cfg[C_DECAY_HALF_LIFE] = config.priority_decay_half_life
-    release = slurm_release(config.slurm_version)
+    release = parse_release(config.slurm_version)
     cfg[C_RESV_END_UP] = int(release is not None and release >= RESV_END_UP_FROM)
     return cfg
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from advisor.model import (SLURM_CONF, BackfillParameters, Partition, SchedulingConfig,
-                           Snapshot, slurm_release)
+                           Snapshot, parse_release)
 from advisor.plugins.enactment import LuaFragment
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.scenario import job_columns
@@ -200,7 +200,7 @@ class SlurmChange:
 def needs_restart(keys, version: str) -> bool:
     """Up to 23.02 these keys need a restart; from 23.11 reconfigure restarts the daemons
     itself. An unknown version is treated as old (the safe answer)."""
-    release = slurm_release(version)
+    release = parse_release(version)
     old = release is None or release <= (23, 2)
     return old and any(k in RESTART_UP_TO_2302 for k in keys)
 
