@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from advisor.errors import BadInput, MissingExtra, SourceUnavailable
+from advisor.interrupts import deferred
 
 #: the mode of Slurm's own configuration files (slurm.conf, job_submit.lua)
 DEFAULT_MODE = 0o644
@@ -21,6 +22,9 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise SourceUnavailable(f"cannot read {path}: {e.strerror or e}") from e
+    if str(path).endswith(".gz") and raw[:2] != b"\x1f\x8b":
+        raise BadInput(f"{path} is named .gz but is not gzip data: give the file gzipped, "
+                       "as the Parallel Workloads Archive serves traces, or without .gz")
     if raw[:2] == b"\x1f\x8b":
         try:
             return gzip.decompress(raw)
@@ -136,11 +140,12 @@ def replace_folder(directory: str | os.PathLike, files: dict[str, tuple[str, int
         os.chmod(fresh, 0o755)
         for name, (text, mode) in files.items():
             atomic_write(fresh / name, text, mode)
-        if directory.exists():
-            old = Path(tempfile.mkdtemp(dir=directory.parent,
-                                        prefix=f".{directory.name}.old."))
-            os.replace(directory, old / directory.name)
-        os.replace(fresh, directory)
+        with deferred():     # no moment without the folder: a signal waits for the swap
+            if directory.exists():
+                old = Path(tempfile.mkdtemp(dir=directory.parent,
+                                            prefix=f".{directory.name}.old."))
+                os.replace(directory, old / directory.name)
+            os.replace(fresh, directory)
     except OSError as e:
         if old is not None and not directory.exists():
             os.replace(old / directory.name, directory)

@@ -35,6 +35,7 @@ from advisor.adapters.files import atomic_write
 from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_text import parse_config, parse_partitions
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
+from advisor.interrupts import deferred
 from advisor.model import Snapshot
 from advisor.whatif.slurmconf import (FRAGMENT, MARK, RESTART_UP_TO_2302, SCRIPT,
                                       SlurmChange, conf_lines, job_submit_lua)
@@ -293,6 +294,15 @@ def _old_values(snapshot: Snapshot) -> dict[tuple[int, str], str]:
 
 def _roll_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
                commands: SlurmCommands, cause: BaseException, undo: tuple[str, ...] = ()):
+    with deferred():       # a second signal must not leave the rollback half done
+        _put_back(saved, snapshot, updated, commands, cause, undo)
+    if not isinstance(cause, Exception):
+        raise cause                  # an interrupt: put back, then stop as asked
+    raise ApplyFailed(f"--apply failed and was rolled back: {_what(cause)}") from cause
+
+
+def _put_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
+              commands: SlurmCommands, cause: BaseException, undo: tuple[str, ...]):
     try:
         for line in undo:
             commands.run(*shlex.split(line))
@@ -310,9 +320,6 @@ def _roll_back(saved, snapshot: Snapshot, updated: list[tuple[int, str]],
         raise RollbackFailed(f"--apply failed ({_what(cause)}) and so did the rollback "
                              f"({_what(e)}): restore {where} and run scontrol "
                              "reconfigure") from e
-    if not isinstance(cause, Exception):
-        raise cause                  # an interrupt: put back, then stop as asked
-    raise ApplyFailed(f"--apply failed and was rolled back: {_what(cause)}") from cause
 
 
 def _what(e: BaseException) -> str:

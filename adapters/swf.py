@@ -104,7 +104,7 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     size is unknown, SourceUnavailable when the file cannot be read.
     """
     path = str(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    text = _text(path, read_bytes(path))
     header_lines = [ln for ln in text.splitlines() if ln.lstrip().startswith(";")]
     header = parse_header(header_lines)
     jobs = _parse_body(path, text)
@@ -124,6 +124,16 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
                        "processors, negative runtimes, or the filters asked for): see "
                        "--keep-invalid, or give --procs if the machine size is wrong")
     return cleaned
+
+
+def _text(path: str, raw: bytes) -> str:
+    """An SWF file's text; BadInput for binary data, which no line-by-line message would
+    name."""
+    if b"\0" in raw[:65536] or raw[:4096].decode("utf-8", errors="replace").count(
+            "\ufffd") > 8:
+        raise BadInput(f"{path} is binary data, not an SWF trace (text: ';' header lines, "
+                       "then 18 numbers per job line)")
+    return raw.decode("utf-8", errors="replace")
 
 
 def _format_column(values: np.ndarray, is_float: bool) -> list[str]:

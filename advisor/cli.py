@@ -16,9 +16,12 @@ Exit codes:
 """
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import signal
 import sys
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,21 +29,15 @@ from typing import TYPE_CHECKING
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
                                 _estimates, _progress, _shares, _trace_input,
                                 _with_accounts)
+from advisor import interrupts
 from advisor.errors import AdvisorError, BadInput
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-EXIT_BUG, EXIT_CHANGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 10, 130, 143
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived: unwinds like Ctrl-C (Ray's waits expect a KeyboardInterrupt, and
-    may raise a plain one in its place: ``_signals`` remembers which signal came), so every
-    ``finally`` (Ray's shutdown, the store, the lock) runs before the exit."""
-
-
-_signals: list[int] = []
+EXIT_BUG, EXIT_CHANGE = 1, 10
+EXIT_INTERRUPTED, EXIT_TERMINATED = (interrupts.EXIT_CODES[s]
+                                     for s in (signal.SIGINT, signal.SIGTERM))
 
 
 def _commands(args):
@@ -152,13 +149,9 @@ def _online(args, out: Console) -> int:
         return _against_static(args, out, workload, every, settings, baseline, estimates,
                                prior, first)
     _compile_notice()
-    executor = _executor(args)
-    try:
-        with _progress("decision points") as on_progress:
-            result = online_replay(workload, every, settings, executor, baseline, estimates,
-                                   on_progress, prior)
-    finally:
-        executor.close()
+    with _executing(args) as executor, _progress("decision points") as on_progress:
+        result = online_replay(workload, every, settings, executor, baseline, estimates,
+                               on_progress, prior)
     if args.json:
         from advisor.views.report import workload_dict
         _emit_json({**workload_dict(workload), **result.as_dict()})
@@ -171,14 +164,10 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
                     prior, first) -> int:
     from advisor.views.hindsight import advice_bench_table
     from advisor.whatif.hindsight import advice_bench
-    executor = _executor(args)
-    try:
-        with _progress("runs") as on_progress:
-            bench = advice_bench(workload, every, settings, executor, baseline, estimates,
-                                 lambda what, done, n: on_progress(done, n), prior=prior,
-                                 first=first)
-    finally:
-        executor.close()
+    with _executing(args) as executor, _progress("runs") as on_progress:
+        bench = advice_bench(workload, every, settings, executor, baseline, estimates,
+                             lambda what, done, n: on_progress(done, n), prior=prior,
+                             first=first)
     if args.plot:
         from advisor.adapters.files import atomic_write
         from advisor.views.hindsight import advice_bench_png
@@ -283,12 +272,8 @@ def cmd_recommend(args, out: Console) -> int:
         source = _source(args)
         _compile_notice()
         source.snapshot()   # read (a trace: replayed) first: a bad moment fails before Ray
-        executor = _executor(args)
-        try:
-            with _progress("simulating") as on_progress:
-                advice = advise(source, settings, executor, store, on_progress)
-        finally:
-            executor.close()
+        with _executing(args) as executor, _progress("simulating") as on_progress:
+            advice = advise(source, settings, executor, store, on_progress)
         change, snap = advice.change, advice.snapshot
         code = EXIT_CHANGE if change is not None else EXIT_OK
         doc = {**advice.as_dict(), "source": args.source, "cluster": cluster_dict(snap)}
@@ -309,8 +294,9 @@ def cmd_recommend(args, out: Console) -> int:
             failure = e
         finally:
             if store:
-                store.record(doc, args.source, code)
-                store.close()
+                with interrupts.deferred():   # the run is recorded whole, or not at all
+                    store.record(doc, args.source, code)
+                    store.close()
     if args.json:
         _emit_json(doc)
     else:
@@ -320,8 +306,11 @@ def cmd_recommend(args, out: Console) -> int:
     return code
 
 
-def _executor(args):
-    """Where simulations run; an embedded Ray keeps its files under the state folder."""
+@contextmanager
+def _executing(args):
+    """Where simulations run, for the block; stopped after it whatever signal comes
+    meanwhile (a shutdown cut short would leave Ray's processes running; the signal is
+    raised once they are gone). An embedded Ray keeps its files under the state folder."""
     from advisor.adapters.store import default_path
     from advisor.whatif.runner import make_executor
     executor = make_executor(args.workers, args.executor, args.ray_address,
@@ -329,8 +318,12 @@ def _executor(args):
                              ray_dashboard=args.ray_dashboard)
     # Ray's core installs its own SIGTERM handler (a stack dump, then death): ours again,
     # so that SIGTERM unwinds and shuts Ray down
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    return executor
+    interrupts.install()
+    try:
+        yield executor
+    finally:
+        with interrupts.deferred():
+            executor.close()
 
 
 def cmd_report(args, out: Console) -> int:
@@ -410,33 +403,64 @@ COMMANDS = {"replay": cmd_replay, "snapshot": cmd_snapshot,
 USES_PLUGINS = ("replay", "snapshot", "recommend", "policies")
 
 
-def _on_sigterm(signum, frame):
-    _signals.append(signum)
-    raise Terminated()
-
-
 def main(argv: list[str] | None = None) -> int:
-    _signals.clear()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    """The command line's exit code; SIGINT and SIGTERM at any moment end it with 130 or
+    143 and one line, after every ``finally`` (Ray's shutdown, the store, the lock) ran."""
+    interrupts.reset()
+    previous = interrupts.install()
     try:
         return _run(argv)
     except AdvisorError as e:
         return _fail(e)
     except KeyboardInterrupt:       # Ctrl-C at any point, the first imports included
-        if signal.SIGTERM in _signals:
-            sys.stderr.write("advisor: terminated\n")
-            return EXIT_TERMINATED
-        sys.stderr.write("advisor: interrupted\n")
-        return EXIT_INTERRUPTED
+        return _interrupted()
     except SystemExit as e:
-        if e.code != signal.SIGTERM:
+        if e.code == signal.SIGTERM:
+            # ray.init's own SIGTERM handler (sys.exit(15)), while Ray was starting
+            interrupts.note(signal.SIGTERM)
+        if interrupts.received() is None:
             raise
-        # ray.init's own SIGTERM handler (sys.exit(15)), while Ray was starting
-        _signals.append(signal.SIGTERM)
-        sys.stderr.write("advisor: terminated\n")
-        return EXIT_TERMINATED
+        return _interrupted()
+    except BaseException:
+        # the signal's exception raised inside a library's C code comes out as another
+        # (numba's dispatcher: "SystemError: ... returned a result with an exception set")
+        if interrupts.received() is None:
+            raise
+        return _interrupted()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        interrupts.hold_all()        # the run is over: a signal from now on is only noted
+        interrupts.restore(previous)
+
+
+def _interrupted() -> int:
+    signum = interrupts.received() or signal.SIGINT
+    word = "terminated" if signum == signal.SIGTERM else "interrupted"
+    sys.stderr.write(f"advisor: {word}\n")
+    return interrupts.EXIT_CODES[signum]
+
+
+def entry() -> None:
+    """The ``advisor`` program: ``main``, then an exit that no late signal and no library
+    thread can turn into a crash. A signal that arrives after the work is done still ends
+    the run as that signal's (the caller asked it to stop); the exit skips the
+    interpreter's teardown, where Ray's core threads, still winding down after its
+    shutdown, crashed it (a segmentation fault after "terminated"). Every file, the store
+    and the lock are closed by then: the work's own ``finally`` blocks ran."""
+    interrupts.install()
+    try:
+        code = main()
+    except KeyboardInterrupt:       # before main's own handling began
+        code = _interrupted()
+    late = interrupts.received()
+    if late is not None and code not in interrupts.EXIT_CODES.values():
+        code = _interrupted()
+    atexit._run_exitfuncs()         # what a normal exit runs first (logging's flush...)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass                     # a closed pipe: nothing more to say
+    os._exit(code)
 
 
 def _run(argv: list[str] | None) -> int:
@@ -471,4 +495,4 @@ def _fail(e: AdvisorError) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -96,7 +96,10 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
             continue       # a study's knob, or an option the command has already (--seed)
         shown = format_duration(f.default) if meta["kind"] == "duration" else \
             f"{f.default:g}" if isinstance(f.default, float) else f.default
-        help = meta["help"].format(default=shown, choices=", ".join(meta["choices"]))
+        high = meta["high"]
+        help = meta["help"].format(default=shown, choices=", ".join(meta["choices"]),
+                                   high=format_duration(high) if meta["kind"] == "duration"
+                                   and high else high)
         extra = {"metavar": meta["metavar"]} if meta["metavar"] else {}
         if meta["kind"] == "switch":
             p.add_argument(flag, dest=f.name, default=f.default, help=help,
@@ -123,7 +126,7 @@ def _flag(name: str) -> str:
 #: each kind of setting's type: a checker of the value as written (``advisor.cli_types``)
 _TYPES = {"count": lambda m: count(m["low"], m["high"]),
           "number": lambda m: number(m["low"], m["high"]),
-          "duration": lambda m: duration(m["low"]),
+          "duration": lambda m: duration(m["low"], m["high"]),
           "choice": lambda m: one_of(*m["choices"]),
           "spec": lambda m: str}
 

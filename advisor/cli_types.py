@@ -7,6 +7,7 @@ nearest valid names when a name is unknown.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from advisor import units
@@ -59,13 +60,21 @@ def checked(check):
     return parse
 
 
-def duration(low: int = 1):
-    """A duration (3600, 90m, 20h, 2d, 1w) of at least ``low`` seconds, as seconds."""
+def duration(low: int = 1, high: int | None = None):
+    """A duration (3600, 90m, 20h, 2d, 1w) of at least ``low`` seconds and at most ``high``,
+    as seconds."""
     def parse(text: str) -> int:
+        if text.strip().startswith("-"):
+            raise argparse.ArgumentTypeError(f"'{text}' is negative: give a duration of at "
+                                             f"least {low} s (e.g. 2d)")
         value = units.parse_duration(checked(units.parse_duration)(text))
         if value < low:
             raise argparse.ArgumentTypeError(f"'{text}' is too short: give at least "
                                              f"{low} s")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"'{text}' is over the bound of "
+                                             f"{units.format_duration(high)}: give at most "
+                                             "that")
         return value
     return parse
 
@@ -103,7 +112,13 @@ def one_of(*names: str):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with its errors in one line, as every other: 'advisor: error: ...'."""
+    """argparse, with its errors in one line, as every other: 'advisor: error: ...'; a
+    negative value with a unit (--horizon -1d) is read as a value, as -1 is, so that its
+    option's type says what is wrong with it (argparse took it for an unknown option)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\d+(\.\d*)?[a-z]*$|^-\.\d+[a-z]*$")
 
     def error(self, message: str):
         message = " ".join(message.split())

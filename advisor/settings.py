@@ -13,6 +13,18 @@ if TYPE_CHECKING:
     from advisor.plugins.spec import Policy
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
+#: Bounds on the work a run may ask for, checked before any simulation (docs/recommend.md,
+#: "Bounds"): each is far above what a decision needs, and below what exhausts a machine.
+#: Sampled futures: the race keeps 2 to 8 for most candidates; past a thousand the results
+#: alone take gigabytes over a grid of a hundred candidates.
+MAX_SAMPLES = 1000
+#: a simulated future: a month (no queue takes longer to drain that matters to a decision
+#: made again every hour or day; arrivals over a longer one outgrow the memory)
+MAX_HORIZON = 30 * 86400
+#: the history read and replayed: two years
+MAX_HISTORY_WEEKS = 104
+#: candidates named with --candidate (the default grid holds about a hundred)
+MAX_CANDIDATES = 1000
 #: a queue at least this long is long: families whose simulations cost seconds there (as
 #: conservative backfilling's, which re-plans every job) propose nothing
 LONG_QUEUE = 1000
@@ -35,17 +47,20 @@ class Settings:
     objective: str = option("avg_bsld", "what to improve: {choices} (default {default})",
                             "choice", choices=OBJECTIVES)
     samples: int = option(8, "sampled futures (default {default}; 0: the past replayed "
-                          "alone)", "count", 0)
-    horizon: int = option(86400, "simulated future (default {default})", "duration", 60)
+                          "alone; at most {high})", "count", 0, MAX_SAMPLES)
+    horizon: int = option(86400, "simulated future (default {default}; at most {high})",
+                          "duration", 60, MAX_HORIZON)
     horizon_max: int = option(3 * 86400, "the horizon grows to the queue's drain time (its "
                               "jobs' limits in CPU-seconds over the CPUs) up to this "
-                              "(default {default}; 0: fixed)", "duration", 0)
+                              "(default {default}; 0: fixed; at most {high})", "duration", 0,
+                              MAX_HORIZON)
     seed: int = option(0, "seed of every random draw", "count", 0)
     risk: float = option(1.5, "MaxWait and p95 wait may grow to this factor of the "
                          "configuration in effect's (or --reference's), and no job's wait "
                          "past its longest wait by more (default {default})", "number", 1)
-    min_gain: float = option(0.05, "relative gain needed, 0.05 for 5%% (default {default})",
-                             "number", 0)
+    min_gain: float = option(0.05, "relative gain needed, 0.05 for 5%% (default {default}; "
+                             "at most 1: no wait is cut by more than all of it)", "number",
+                             0, 1)
     min_wins: float = option(0.75, "share of the weeks replayed (and of the samples, for a "
                              "candidate without a replay) the gain must hold in, 0 to 1 "
                              "(default {default})", "number", 0, 1)
@@ -53,12 +68,14 @@ class Settings:
                                    "exceeds T (Lawson and Smirni's trigger)", "number", 0,
                                    metavar="T")
     history_weeks: int = option(4, "weeks of finished jobs that futures are drawn from and "
-                                "that are replayed under each candidate (default {default})",
-                                "count", 1)
+                                "that are replayed under each candidate (default {default}; "
+                                "at most {high}; a history holding fewer is used whole, and "
+                                "the report says so)", "count", 1, MAX_HISTORY_WEEKS)
     #: None: the default grid
     policies: tuple[Policy, ...] | None = option(
-        None, "simulate this policy (repeatable; default: the grid of 'advisor policies')",
-        "specs", flag="--candidate", metavar="SPEC")
+        None, "simulate this policy (repeatable, at most {high} times; default: the grid of "
+        "'advisor policies')", "specs", high=MAX_CANDIDATES, flag="--candidate",
+        metavar="SPEC")
     #: the default grid's long queue, in pending jobs
     conservative_up_to: int = option(
         LONG_QUEUE, "the candidates whose simulations cost seconds on a long queue "
@@ -95,6 +112,7 @@ class Settings:
         "switch")
 
     def check(self) -> None:
+        self._check_bounds()
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
@@ -113,6 +131,22 @@ class Settings:
             raise BadInput("--history-weeks must be at least 1")
         if self.dwell < 0 or self.race < 0:
             raise BadInput("--dwell must be a duration >= 0 and --race a count >= 0")
+
+    def _check_bounds(self) -> None:
+        """Every setting within the bounds its option states: one line naming the option,
+        the value and the bound."""
+        for f in fields(self):
+            meta, value = f.metadata, getattr(self, f.name)
+            if not meta or value is None or meta["high"] is None:
+                continue
+            size = len(value) if meta["kind"] == "specs" else value
+            if size > meta["high"]:
+                flag = meta["flag"] or "--" + f.name.replace("_", "-")
+                shown = f"{len(value)} times" if meta["kind"] == "specs" else f"{value:g}"
+                bound = (f"{meta['high'] // 86400} days" if meta["kind"] == "duration"
+                         else f"{meta['high']:g}")
+                raise BadInput(f"{flag} {shown} is over its bound of {bound}: a run takes "
+                               f"at most that (see advisor recommend --help)")
 
     def as_dict(self) -> dict:
         """JSON-ready: the policies as their specs."""

@@ -62,6 +62,8 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
         parts.append(cluster_view(doc["cluster"]))
     parts.append(Text(f"queue bounded slowdown now {doc['queue_bsld']:.2f}; history "
                       f"{doc['history_jobs']} finished jobs", style="dim"))
+    if doc.get("history_note"):
+        parts.append(Text(doc["history_note"], style="yellow"))
     if doc["candidates"]:
         parts.append(candidates_table(doc, top))
     if doc.get("left_out"):
@@ -93,13 +95,17 @@ def floor_line(doc: dict) -> str:
 
 #: what the candidates table's columns say, printed under it
 CANDIDATES_LEGEND = (
-    "past: how much better than the configuration in effect on the last weeks of jobs "
-    "replayed under it (> 0: better, as everywhere in the advisor's output; -: no replay, "
-    "as for a plan); gain: the same over the sampled futures (-: not sampled, clearly "
-    "behind on the past); wins: the share of futures it is better in; waits from now; "
-    "push: the job pushed furthest past the reference's longest wait, its wait over its "
-    "wait under the reference (-: none); risk: ok, or the limits broken (site: it "
-    "would change the site's priority policy)")
+    "the objective and the waits: means over the futures sampled for the candidate, ± "
+    "their standard deviation (the race samples the clearly losing fewer: wins says how "
+    "many); past: how much better than the configuration in effect on the last weeks of "
+    "jobs replayed under it (> 0: better, as everywhere in the advisor's output; -: no "
+    "replay, as for a plan); gain: the same over the sampled futures (-: not sampled, "
+    "clearly behind on the past); wins: the futures it is better in, of those sampled "
+    "for it; waits from now; push: the job pushed furthest past the reference's longest "
+    "wait, its wait over its wait under the reference (-: none); risk: ok, or the limits "
+    "broken: max (MaxWait over --risk times the reference's), p95 (the same for the 95th-"
+    "percentile wait), push (over --risk), past (MaxWait or p95 wait over the limit on "
+    "the weeks replayed), site (it would change the site's priority policy)")
 
 
 #: the compact layout's fidelity: how faithfully Slurm runs a candidate, in one character
@@ -155,13 +161,21 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
                           FIDELITY_MARK.get(row["fidelity"], row["fidelity"][:1]),
                           cell(lambda: f"{fmt(row[k])}{sep}{fmt(row[k + '_sd'])}"),
                           _percent(row.get("past_gain")),
-                          cell(lambda: f"{row['gain']:+.1%}"), cell(lambda: f"{row['wins']:.0%}"),
+                          cell(lambda: f"{row['gain']:+.1%}"), cell(lambda: _wins(row)),
                           cell(lambda: wait(row["avg_wait"])), cell(lambda: wait(row["p95_wait"])),
                           cell(lambda: wait(row["max_wait"])), _push(row), _risk(row),
                           style=style)
         return table
 
     return Group(FirstFit(layout(True), layout(False)), Text(CANDIDATES_LEGEND, style="dim"))
+
+
+def _wins(row: dict) -> str:
+    """The futures a candidate is better in, of those sampled for it ('5/8'); a run stored
+    before the count was kept: the share."""
+    if "samples" not in row:
+        return f"{row['wins']:.0%}"
+    return f"{round(row['wins'] * row['samples'])}/{row['samples']}"
 
 
 def _percent(value: float | None) -> str:

@@ -9,13 +9,13 @@ enacts it; writing that change, applying it and recording the run are the caller
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
 from advisor.engine import Estimates
-from advisor.model import Snapshot, Workload
+from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
 from advisor.plugins.spec import Policy
 from advisor.settings import Settings
 from advisor.whatif.recommend import Recommendation, recommend
@@ -78,11 +78,13 @@ class Advice:
     snapshot: Snapshot
     recommendation: Recommendation
     change: SlurmChange | None        # what Slurm is told, when a change is recommended
+    history_note: str = ""            # ``fit_history``: less history than asked
 
     def as_dict(self) -> dict:
         """The recommendation, and the change in Slurm's words (None: keep)."""
         return {**self.recommendation.as_dict(),
-                "change_detail": self.change.as_dict() if self.change else None}
+                "change_detail": self.change.as_dict() if self.change else None,
+                "history_note": self.history_note}
 
 
 def advise(source: Source, settings: Settings = Settings(), executor: Executor | None = None,
@@ -94,8 +96,25 @@ def advise(source: Source, settings: Settings = Settings(), executor: Executor |
     settings.check()
     snap = source.snapshot()
     history = source.history(snap, settings.history_weeks)
+    settings, note = fit_history(settings, history, snap.time)
     previous, since = (store.last_change(source.name) if store else None) or (None, None)
     rec = recommend(snap, history, settings, executor, previous, on_progress,
                     in_effect_since=since)
     change = change_for(rec.candidates[rec.chosen], snap) if rec.change else None
-    return Advice(snap, rec, change)
+    return Advice(snap, rec, change, note)
+
+
+def fit_history(settings: Settings, history: pd.DataFrame, now: int
+                ) -> tuple[Settings, str]:
+    """The settings with ``history_weeks`` cut to the weeks the history holds (counted
+    from its first submission, rounded up), and what was cut, in words ("" when
+    nothing): a site that asks for more history than it has gets what there is, said."""
+    asked = settings.history_weeks
+    held = (-(-(now - int(history["submit"].min())) // SECONDS_PER_WEEK)
+            if len(history) else 0)
+    if held >= asked:
+        return settings, ""
+    note = (f"--history-weeks {asked} asked, but the history holds "
+            + (f"{held} week{'s' if held > 1 else ''} ({len(history):,} jobs): "
+               f"{held} used" if held else "no finished job: futures have no arrivals"))
+    return replace(settings, history_weeks=max(1, held)), note

@@ -109,6 +109,14 @@ def _started_from(proc: Path, folder: Path, link: Path | None) -> bool:
     return any(os.readlink(fd).startswith(inside) for fd in (proc / "fd").iterdir())
 
 
+def is_loopback(host: str) -> bool:
+    import ipaddress
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

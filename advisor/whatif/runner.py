@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable, Iterator, Protocol
 
@@ -66,10 +67,21 @@ class ProcessExecutor:
         items = list(items)
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        with ProcessPoolExecutor(self.workers, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(self.workers, mp_context=context,
+                                   initializer=_worker_signals)
+        try:
             futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
+        except BaseException:
+            # an interrupt or a failure: the simulations still queued or running are not
+            # waited for (a clean shutdown would run them all first)
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in multiprocessing.active_children():
+                child.kill()
+                child.join()
+            raise
+        pool.shutdown()
 
     def close(self) -> None:
         pass
@@ -94,6 +106,10 @@ class RayExecutor:
         # what a signal does), no usage statistics
         os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        if address is None:
+            # an embedded Ray on loopback: its node address is then 127.0.0.1, which every
+            # server of Ray's binds to (from Ray 2.5x; before, they bound every interface)
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         try:
             import ray
         except ImportError:
@@ -109,8 +125,6 @@ class RayExecutor:
         if address is not None:
             ray_session.probe(address)
         else:
-            # Ray advertises the machine's outward address unless told otherwise
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
             self.temp_dir, given = ray_session.session_folder(temp_root)
             os.environ.update(ray_session.mark(self.temp_dir))
             self._token = ray_session.session_token()
@@ -132,6 +146,20 @@ class RayExecutor:
                                     "and its token in the environment; or use --executor "
                                     "process)") from None
         self.started = True
+        if address is None:
+            self._check_loopback()
+
+    def _check_loopback(self) -> None:
+        """Refuse an embedded Ray that took the machine's outward address (a process that
+        imported Ray before the advisor set it to loopback): its servers would listen on
+        the machine's networks."""
+        node = self.ray.util.get_node_ip_address()
+        if not ray_session.is_loopback(node):
+            self.close()
+            raise SourceUnavailable(
+                f"the embedded Ray took the address {node}, not loopback: set "
+                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before Ray is imported, or use "
+                "--executor process")
 
     @property
     def workers(self) -> int:
@@ -167,6 +195,14 @@ class RayExecutor:
         if self._token is not None:
             os.environ.pop(self._token, None)
             self._token = None
+
+
+def _worker_signals() -> None:
+    """A local worker leaves SIGINT to the run that started it (Ctrl-C reaches the whole
+    process group) and dies of SIGTERM: the run stops its workers itself, and a forked
+    worker must not inherit the run's handler, which would print a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _call_pickled(fn: Callable, item: bytes):

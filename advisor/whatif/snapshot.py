@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from advisor.model import (SECONDS_PER_WEEK, TRACE_PARTITION, UNLIMITED_MINUTES,
                            Job, Snapshot, Workload, trace_machine)
 from advisor.plugins.contract import Context
 from advisor.plugins.spec import Policy
+from advisor.units import format_moment
 from advisor.whatif.futures import history_from_workload
 from advisor.whatif.trace_accounts import account_names, memory_per_cpu, site_config, usage_at
 
@@ -30,13 +32,26 @@ UNLIMITED_ESTIMATE = UNLIMITED_MINUTES * 60
 
 
 def check_moment(workload: Workload, time: int) -> None:
-    """BadInput unless ``time`` falls within the trace's submissions."""
+    """BadInput unless ``time`` falls within the trace's submissions; the moments are
+    dates when the trace has a start time (as a date given on the line is)."""
     submit = workload.jobs["submit"]
     first, last = int(submit.min()), int(submit.max())
-    if not first <= time <= last:
-        raise BadInput(f"the moment {time / 86400:.1f}d is outside the trace: its jobs "
-                       f"arrive from {first / 86400:.1f}d to {last / 86400:.1f}d after its "
-                       f"start; give a moment in between (e.g. @{(first + last) // 172800}d)")
+    if first <= time <= last:
+        return
+    where = "before the trace's first job" if time < first else "after its last job"
+    when = partial(trace_moment, workload.header)
+    raise BadInput(f"the moment {when(time)} is {where}: its jobs arrive from {when(first)} "
+                   f"to {when(last)}; give a moment in between (e.g. "
+                   f"@{(first + last) // 172800}d)")
+
+
+def trace_moment(header, time: int) -> str:
+    """A moment of a trace in words: its date in the trace's zone, when the trace has a
+    start time, else the days since its start."""
+    if header.unix_start_time is None:
+        return f"{time / 86400:.1f}d"
+    return f"{format_moment(header.unix_start_time + time, header.time_zone_string or 'UTC')}" \
+        f" ({time / 86400:.1f}d)"
 
 
 def trace_snapshot(workload: Workload, policy: Policy, time: int,

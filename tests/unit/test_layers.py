@@ -63,7 +63,8 @@ RULES = [
     (("advisor/studies",), ("advisor.studies", *LIBRARY)),
     (("advisor/views",), ("advisor.views", "advisor.studies", *LIBRARY)),
     (("adapters",), ("advisor.adapters", "advisor.model", "advisor.errors", "advisor.cleaning",
-                     "advisor.whatif.slurmconf")),
+                     "advisor.whatif.slurmconf", "advisor.interrupts")),
+    (("advisor/interrupts",), ()),
     (("policies",), ("advisor.plugins",)),   # installed as advisor.policies
     (("policies/*/kernel*", "policies/*/mechanic", "policies/*/inputs", "policies/*/player"),
      ENGINE + ("own.inputs",)),

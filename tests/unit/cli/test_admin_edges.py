@@ -52,8 +52,16 @@ def test_empty_trace_is_bad_input(tmp_path, content, procs):
 
 def test_moment_past_the_trace_is_bad_input():
     done = run("recommend", "--from", "swf:KTH-SP2@5000d", "--no-store")
-    _one_line_error(done, 2, "the moment 5000.0d is outside the trace")
+    _one_line_error(done, 2, "the moment 2010-06-02 14:00:31 Europe/Stockholm (5000.0d) is "
+                    "after its last job")
     assert done.stdout == ""
+
+
+def test_moment_before_the_trace_names_its_date():
+    """A date before the trace's first job is named as given, not as a negative offset."""
+    done = run("recommend", "--from", "swf:KTH-SP2@1990-01-01", "--no-store")
+    _one_line_error(done, 2, "the moment 1990-01-01 00:00:00 Europe/Stockholm (-2457.5d) is "
+                    "before the trace's first job: its jobs arrive from 1996-09-30")
 
 
 # 3 and 4: outputs checked before any simulation; the run shown and kept when --write fails
@@ -154,7 +162,8 @@ def test_candidates_table_keeps_its_decision_columns_at_80_columns(home, capsys)
     sampled = [r for r in doc["candidates"][1:] if r["sampled"]]
     for row in sorted(sampled, key=lambda r: -r["gain"])[:3]:
         line = next(ln for ln in text.splitlines() if f"{row['gain']:+.1%}" in ln)
-        assert f"{row['wins']:.0%}" in line and line.rstrip().endswith(
+        assert f"{round(row['wins'] * row['samples'])}/{row['samples']}" in line and \
+            line.rstrip().endswith(
             ("ok", "max", "p95", "push", "past")), line
 
 
