@@ -54,6 +54,7 @@ class LiveCluster:
 class TraceAt:
     workload: Workload
     moment: str          # as written: seconds since the trace's start, 10d, or a date
+    name: str = ""       # the spec it was opened from (swf:KTH-SP2@150d)
 
 
 def open_source(spec: str, options: SourceOptions = SourceOptions()) -> LiveCluster | TraceAt:
@@ -72,5 +73,5 @@ def open_source(spec: str, options: SourceOptions = SourceOptions()) -> LiveClus
             raise BadInput(f"--from {spec} names no moment; write swf:TRACE@TIME, e.g. "
                            "swf:KTH-SP2@10d or swf:KTH-SP2@1996-10-01T12:00")
         return TraceAt(read_swf(resolve_trace(trace), procs=options.procs,
-                                cleaning=options.cleaning), moment)
+                                cleaning=options.cleaning), moment, spec)
     raise BadInput(f"unknown source '{spec}'; use {SPECS}")

@@ -186,20 +186,17 @@ def _source(args):
     any reading)."""
     from advisor.adapters.sources import SourceOptions, TraceAt, open_source
     from advisor.plugins.spec import parse_policy
-    from advisor.units import parse_moment
-    from advisor.whatif.advise import TraceMoment
-    from advisor.whatif.trace_accounts import baseline_spec
+    from advisor.whatif.advise import as_source
     policy = parse_policy(args.policy) if args.policy else None
     shares = _shares(args.fair_share, args.shares)
     if args.fair_share and not args.source.startswith("swf:"):
         raise BadInput("--fair-share makes a trace's groups accounts; a live cluster has "
                        "its own (sshare): use it with --from swf:TRACE@TIME")
-    source = open_source(args.source, SourceOptions(commands=_commands(args)))
-    if not isinstance(source, TraceAt):
-        return source
-    workload = _with_accounts(args.fair_share, source.workload, shares)
-    return TraceMoment(args.source, workload, policy or parse_policy(baseline_spec(workload)),
-                       parse_moment(source.moment, workload.header))
+    opened = open_source(args.source, SourceOptions(commands=_commands(args)))
+    if isinstance(opened, TraceAt):
+        opened = replace(opened, workload=_with_accounts(args.fair_share, opened.workload,
+                                                         shares))
+    return as_source(opened, policy)
 
 
 def cmd_snapshot(args, out: Console) -> int:
@@ -363,8 +360,9 @@ def cmd_compile(args, out: Console) -> int:
     compiled already)."""
     import time
 
-    from advisor.engine.cache import cache_folder
+    from advisor.engine.cache import cache_folder, require_cache
     from advisor.plugins.warmup import compiled
+    require_cache()
     start = time.monotonic()
     was = compiled()
     if not was:

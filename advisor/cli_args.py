@@ -110,8 +110,9 @@ def _recommend_options(p: argparse.ArgumentParser) -> None:
             p.add_argument(flag, dest=f.name, default=f.default, help=help,
                            type=_TYPES[meta["kind"]](meta), **extra)
     p.add_argument("--executor", default="auto", type=one_of(*EXECUTORS),
-                   help="where simulations run: auto (Ray if installed, else processes), "
-                   "serial, process or ray")
+                   help="where simulations run: auto (Ray with --ray-address, else local "
+                   "processes, serial on one core), serial, process or ray (an embedded "
+                   "one without --ray-address)")
     p.add_argument("--workers", type=count(1), help="local workers (default: all cores)")
     p.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster "
                    "(default: an embedded local one)")

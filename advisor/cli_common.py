@@ -100,7 +100,9 @@ def _compile_notice() -> None:
     simulator is compiled once, compile it here, and say how long that took."""
     import time
 
+    from advisor.engine.cache import require_cache
     from advisor.plugins.warmup import compile_all, compiled
+    require_cache()
     if compiled():
         return
     sys.stderr.write("advisor: compiling the simulator once for this machine (about a "

@@ -41,8 +41,11 @@ def place_cache() -> str:
     first choice); else systemd's CACHE_DIRECTORY (a unit's CacheDirectory=), which numba
     does not know of; else numba's user-wide folder (XDG_CACHE_HOME, ~/.cache). A service
     user whose home does not exist (Debian's slurm: /nonexistent) running a package that
-    root installed has none of the last two: SourceUnavailable says what to set, rather
-    than numba's traceback at the first kernel."""
+    root installed has none of the last two: then a scratch folder of this user's in the
+    system's temp folder, so that the commands that simulate nothing (report, policies,
+    snapshot of a live cluster) still import the engine's modules; ``require_cache`` stops
+    a command that would compile there (a compile of a minute or more, lost at the next
+    reboot) with what to set."""
     if numba.config.CACHE_DIR:
         return "NUMBA_CACHE_DIR"
     if writable(Path(__file__).parent / "__pycache__"):
@@ -51,16 +54,47 @@ def place_cache() -> str:
     if systemd and writable(Path(systemd)):
         numba.config.CACHE_DIR = systemd
         return "CACHE_DIRECTORY"
-    user = Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
-    if writable(user):
+    if writable(_user_folder()):
         return "user"
+    numba.config.CACHE_DIR = str(_scratch())
+    return SCRATCH
+
+
+SCRATCH = "scratch"
+PLACE = ""          # where the kernels are cached (place_cache's answer), set on import
+
+
+def _user_folder() -> Path:
+    return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+
+
+def _scratch() -> Path:
+    """This user's own folder in the system's temp folder (another user's, or a link, at
+    that name is not used: a fresh one is made)."""
+    folder = Path(tempfile.gettempdir()) / f"advisor-numba-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        st = folder.lstat()
+        if st.st_uid == os.getuid() and folder.is_dir() and not folder.is_symlink():
+            return folder
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="advisor-numba-"))
+
+
+def require_cache() -> None:
+    """SourceUnavailable, saying what to set, when the kernels would be compiled into the
+    scratch folder: a service user with no home and no cache folder of its unit."""
+    if PLACE != SCRATCH:
+        return
     raise SourceUnavailable(
         f"no folder this user can write holds the compiled simulator ({Path(__file__).parent}"
-        f"/__pycache__ and {user} cannot be written): set NUMBA_CACHE_DIR to a folder the "
-        "user owns, or run it as a systemd service with CacheDirectory=slurm-policy-advisor")
+        f"/__pycache__ and {_user_folder()} cannot be written): set NUMBA_CACHE_DIR to a "
+        "folder the user owns, or run it as a systemd service with "
+        "CacheDirectory=slurm-policy-advisor")
 
 
-place_cache()
+PLACE = place_cache()
 
 
 @njit(cache=True)

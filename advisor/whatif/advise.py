@@ -16,12 +16,14 @@ import pandas as pd
 
 from advisor.engine import Estimates
 from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
-from advisor.plugins.spec import Policy
+from advisor.plugins.spec import Policy, parse_policy
+from advisor.units import parse_moment
 from advisor.settings import Settings
 from advisor.whatif.recommend import Recommendation, recommend
 from advisor.whatif.runner import Executor
 from advisor.whatif.slurmconf import SlurmChange, change_for
 from advisor.whatif.snapshot import check_moment, trace_history, trace_snapshot
+from advisor.whatif.trace_accounts import baseline_spec
 
 
 @runtime_checkable
@@ -64,6 +66,19 @@ class TraceMoment:
 
     def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
         return trace_history(self.workload, snapshot, weeks)
+
+
+def as_source(opened, policy: Policy | None = None) -> Source:
+    """What ``advisor.adapters.sources.open_source`` opened, as a ``Source``: a live
+    cluster is one already; a trace and its moment (``TraceAt``) become the trace replayed
+    to that moment under ``policy`` (default: the trace's own baseline, EASY-FCFS-FCFS or,
+    for a trace with accounts, its site's priority)."""
+    if isinstance(opened, Source):
+        return opened
+    workload = opened.workload
+    return TraceMoment(opened.name, workload,
+                       policy or parse_policy(baseline_spec(workload)),
+                       parse_moment(opened.moment, workload.header))
 
 
 class Store(Protocol):

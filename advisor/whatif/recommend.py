@@ -361,6 +361,33 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     return chosen, f"{candidates[chosen].label}: {evidence}", table
 
 
+def decision_rules(settings: Settings = Settings()) -> list[str]:
+    """The rules ``decide`` applies, in words, with ``settings``' values: the one statement
+    of them (docs/recommend.md prints them for the defaults, and a test checks it does)."""
+    gain, wins = f"{settings.min_gain:.0%}", f"{settings.min_wins:.0%}"
+    strong = f"{OVERWHELMING * settings.min_gain:.0%}"
+    return [
+        f"A candidate with a replay wins when, on the weeks replayed, it beats the "
+        f"configuration in effect by --min-gain ({gain})"
+        + (f" and is better in --min-wins ({wins}) of those weeks" if settings.steady
+           else "")
+        + f", and its sampled futures agree: better on average and in at least "
+        f"{AGREE:.0%} of the futures sampled for it.",
+        f"A candidate without a replay (a plan, or one too costly to replay at each "
+        f"decision) wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
+        f"({strong}) in --min-wins ({wins}) of them ({gain} when the past is not "
+        f"replayed, --no-past).",
+        "Only a candidate within every risk limit wins; of the winners, the best on the "
+        "weeks replayed (on the futures, for one without a replay) is recommended. A "
+        "configuration in effect over a risk limit on the weeks replayed is replaced at "
+        "once by the best candidate within them, whatever its gain and the dwell.",
+        f"Within --dwell ({format_duration(settings.dwell)}) of the last change, a "
+        f"winner is recommended only by {strong} on both the past and the futures (there "
+        f"in --min-wins, {wins}, of them); the last recommendation stays unless another "
+        f"winner beats it by --min-gain ({gain}).",
+    ]
+
+
 class Evidence(NamedTuple):
     """Per candidate, against the configuration in effect: on the futures, the gain, the
     share of samples it wins and how many it had; on the past replayed, the gain and the

@@ -62,29 +62,38 @@ class ProcessExecutor:
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
+        self._pool = None
 
     def map_unordered(self, fn, items):
         items = list(items)
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        pool = ProcessPoolExecutor(self.workers, mp_context=context,
-                                   initializer=_worker_signals)
+        if self._pool is None:
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=context,
+                                             initializer=_worker_signals)
+        pool = self._pool
         try:
             futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
         except BaseException:
-            # an interrupt or a failure: the simulations still queued or running are not
-            # waited for (a clean shutdown would run them all first)
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._stop()
+            raise
+
+    def _stop(self) -> None:
+        # an interrupt or a failure: the simulations still queued or running are not
+        # waited for (a clean shutdown would run them all first)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
             for child in multiprocessing.active_children():
                 child.kill()
                 child.join()
-            raise
-        pool.shutdown()
 
     def close(self) -> None:
-        pass
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
 
 class RayExecutor:
@@ -212,17 +221,12 @@ def _call_pickled(fn: Callable, item: bytes):
 def make_executor(workers: int | None, kind: str = "auto", ray_address: str | None = None,
                   ray_temp: str | os.PathLike | None = None,
                   ray_dashboard: bool = False) -> Executor:
-    """``auto``: Ray when an address is given or the [ray] extra is installed and there is
-    more than one worker, else local processes; ``workers`` = 1 runs serially."""
+    """``auto``: Ray when a Ray cluster's address is given; else local processes, or serial
+    with one worker. On one machine an embedded Ray never beat local processes, whatever
+    the work (docs/performance.md, "Executors"), and its start and stop cost seconds."""
     cores = workers or os.cpu_count() or 1
     if kind == "auto":
-        if ray_address:
-            kind = "ray"
-        elif cores == 1:
-            kind = "serial"
-        else:
-            import importlib.util
-            kind = "ray" if importlib.util.find_spec("ray") else "process"
+        kind = "ray" if ray_address else "serial" if cores == 1 else "process"
     if kind == "serial":
         return SerialExecutor()
     if kind == "process":

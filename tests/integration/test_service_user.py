@@ -83,15 +83,8 @@ def test_the_unit_runs_as_a_user_without_a_home(installed):
     unit = _unit()
     assert unit["User"] == ["slurm"]
     # what systemd gives the service, under the test's own root folder
-    state = base / "var" / "lib" / unit["StateDirectory"][0]
-    cache = base / "var" / "cache" / unit["CacheDirectory"][0]
-    for folder in (state, cache):
-        folder.mkdir(parents=True)
-        os.chown(folder, user.pw_uid, user.pw_gid)
-    env = {"STATE_DIRECTORY": str(state), "CACHE_DIRECTORY": str(cache)}
-    for setting in unit.get("Environment", []):
-        key, value = setting.split("=", 1)
-        env[key] = value.replace("/var/lib", str(base / "var" / "lib"))
+    env = _unit_env(base, user)
+    state, cache = Path(env["STATE_DIRECTORY"]), Path(env["CACHE_DIRECTORY"])
 
     # every command answers, --help included, whatever the cache
     for args in (["--version"], ["--help"], ["recommend", "--help"]):
@@ -122,3 +115,69 @@ def test_the_unit_runs_as_a_user_without_a_home(installed):
     assert (state / "advisor.sqlite").is_file()
     report = _as_user(user, env, str(advisor), "report", "--last", "1")
     assert report.returncode == 0 and "swf:KTH-SP2@150d" in report.stdout, report.stderr
+
+
+def _unit_env(base: Path, user) -> dict[str, str]:
+    """What systemd gives the unit (its Environment=, STATE_DIRECTORY, CACHE_DIRECTORY),
+    under ``base``, the folders made and owned for ``user``."""
+    unit = _unit()
+    state = base / "var" / "lib" / unit["StateDirectory"][0]
+    cache = base / "var" / "cache" / unit["CacheDirectory"][0]
+    for folder in (state, cache):
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chown(folder, user.pw_uid, user.pw_gid)
+    env = {"STATE_DIRECTORY": str(state), "CACHE_DIRECTORY": str(cache)}
+    for setting in unit.get("Environment", []):
+        key, value = setting.split("=", 1)
+        env[key] = value.replace("/var/lib", str(base / "var" / "lib"))
+    return env
+
+
+def test_every_command_as_the_unit_user_without_its_cache_folder(installed):
+    """The unit's user with no cache folder at all (no home, no CacheDirectory=): the
+    commands that simulate nothing answer (exit 0, or 3 for a Slurm that is not there); the
+    ones that would compile the simulator stop at once, in one line saying what to set."""
+    base, advisor = installed
+    user = _user()
+    env = {k: v for k, v in _unit_env(base, user).items() if k != "CACHE_DIRECTORY"}
+    from advisor.cli_args import _subparsers, build_parser
+    for name in _subparsers(build_parser()):
+        done = _as_user(user, env, str(advisor), name, "--help")
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (name, done.stderr)
+    for args in (["policies"], ["policies", "--json"], ["report"]):
+        done = _as_user(user, env, str(advisor), *args)
+        assert done.returncode == 0, (args, done.stderr)
+        assert "Traceback" not in done.stderr and "NUMBA" not in done.stderr, done.stderr
+    for args in (["replay", "KTH-SP2", "--policy", "easy:SPF:SPF"],
+                 ["snapshot", "--from", "swf:KTH-SP2@150d"],
+                 ["recommend", "--from", "swf:KTH-SP2@150d", "--samples", "1"]):
+        done = _as_user(user, env, str(advisor), *args)
+        assert done.returncode == 3, (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and "NUMBA_CACHE_DIR" in done.stderr, done.stderr
+    done = _as_user(user, {**env, "PATH": "/nonexistent"}, str(advisor), "history", "--out",
+                    str(Path(env["STATE_DIRECTORY"]) / "h.swf"))
+    assert done.returncode == 3 and "sacct: not found" in done.stderr, done.stderr
+
+
+def test_the_cron_example_reports_a_failure_without_mail(installed, tmp_path):
+    """examples/cron/advisor-cron.sh as the service user on a host without `mail`: a failed
+    run is written to the script's standard error and ends it with the advisor's code."""
+    base, advisor = installed
+    user = _user()
+    env = _unit_env(base, user)
+    tools = base / "bin"          # the commands the script runs, and no mail
+    tools.mkdir(exist_ok=True)
+    for name in ("sh", "mkdir", "mv", "rm", "cat"):
+        (tools / name).unlink(missing_ok=True)
+        (tools / name).symlink_to(shutil.which(name))
+    script = base / "advisor-cron.sh"
+    shutil.copy(ROOT / "examples" / "cron" / "advisor-cron.sh", script)
+    script.chmod(0o755)
+    out = Path(env["STATE_DIRECTORY"]) / "cron"
+    done = _as_user(user, {**env, "PATH": str(tools), "ADVISOR": str(advisor),
+                           "OUT": str(out), "SOURCE": "swf:KTH-SP2@5000d"},
+                    str(tools / "sh"), str(script))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "failed (exit 2)" in done.stderr and "after its last job" in done.stderr, \
+        done.stderr
+    assert not (out / "last.json.tmp").exists() and not (out / "last.json").exists()
