@@ -64,6 +64,9 @@ def _settings(args, **changes):
         given[f.name] = value
     settings = Settings(**{**given, **changes})
     settings.check()
+    if hasattr(args, "workers"):
+        from advisor.whatif.runner import check_workers
+        check_workers(args.workers, args.ray_address)
     return settings
 
 

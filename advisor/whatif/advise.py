@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 import pandas as pd
 
 from advisor.engine import Estimates
+from advisor.errors import BadInput
 from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
 from advisor.plugins.spec import Policy, parse_policy
 from advisor.units import parse_moment
@@ -110,6 +111,7 @@ def advise(source: Source, settings: Settings = Settings(), executor: Executor |
     ``store`` says was made last, for the minimum dwell), and its Slurm change."""
     settings.check()
     snap = source.snapshot()
+    check_queue(snap)
     history = source.history(snap, settings.history_weeks)
     settings, note = fit_history(settings, history, snap.time)
     previous, since = (store.last_change(source.name) if store else None) or (None, None)
@@ -117,6 +119,20 @@ def advise(source: Source, settings: Settings = Settings(), executor: Executor |
                     in_effect_since=since)
     change = change_for(rec.candidates[rec.chosen], snap) if rec.change else None
     return Advice(snap, rec, change, note)
+
+
+#: pending jobs a snapshot may hold: a simulation's cost grows faster than the queue (on 2
+#: cores, 34 ms at 2,000 pending jobs and 196 ms at 6,000: docs/performance.md, "Bounds"),
+#: so that a default grid over 20,000 would take about ten minutes
+MAX_PENDING = 20_000
+
+
+def check_queue(snapshot: Snapshot) -> None:
+    """BadInput, before any simulation, for a queue longer than the advisor plays."""
+    if len(snapshot.pending) > MAX_PENDING:
+        raise BadInput(f"the snapshot holds {len(snapshot.pending):,} pending jobs, over the "
+                       f"bound of {MAX_PENDING:,} the advisor simulates (each simulation "
+                       "would take seconds, and a recommendation hours)")
 
 
 def fit_history(settings: Settings, history: pd.DataFrame, now: int

@@ -15,7 +15,7 @@ import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable, Iterator, Protocol
 
-from advisor.errors import MissingExtra, SourceUnavailable
+from advisor.errors import BadInput, MissingExtra, SourceUnavailable
 from advisor.whatif import ray_session
 
 #: tasks per worker a simulation is cut into, at least: enough to even out their lengths,
@@ -33,6 +33,8 @@ def batch_bounds(candidates: int, samples: int, workers: int) -> list[tuple[int,
 
 
 EXECUTORS = ("auto", "serial", "process", "ray")
+#: local workers (processes, or an embedded Ray's CPUs) per core of the machine, at most
+MAX_WORKERS_PER_CORE = 4
 
 
 class Executor(Protocol):
@@ -218,12 +220,24 @@ def _call_pickled(fn: Callable, item: bytes):
     return fn(pickle.loads(item))
 
 
+def check_workers(workers: int | None, ray_address: str | None = None) -> None:
+    """BadInput for more local workers than ``MAX_WORKERS_PER_CORE`` per core (a Ray
+    cluster joined brings its own CPUs)."""
+    machine = os.cpu_count() or 1
+    if workers and not ray_address and workers > MAX_WORKERS_PER_CORE * machine:
+        raise BadInput(f"--workers {workers} is over the bound of {MAX_WORKERS_PER_CORE} "
+                       f"per core of this machine ({MAX_WORKERS_PER_CORE * machine}): more "
+                       "local workers only share the cores, each with a simulation's "
+                       "memory")
+
+
 def make_executor(workers: int | None, kind: str = "auto", ray_address: str | None = None,
                   ray_temp: str | os.PathLike | None = None,
                   ray_dashboard: bool = False) -> Executor:
     """``auto``: Ray when a Ray cluster's address is given; else local processes, or serial
     with one worker. On one machine an embedded Ray never beat local processes, whatever
     the work (docs/performance.md, "Executors"), and its start and stop cost seconds."""
+    check_workers(workers, ray_address)
     cores = workers or os.cpu_count() or 1
     if kind == "auto":
         kind = "ray" if ray_address else "serial" if cores == 1 else "process"

@@ -12,6 +12,8 @@ job ends.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -130,22 +132,51 @@ def test_failed_reconfigure_rolls_back(included, tmp_path, capsys):
     put back and slurmctld keeps the configuration it had."""
     slurm, fragment, lua = included
     _queue(slurm)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    real = {name: _which(name) for name in ("squeue", "sinfo", "sprio", "sacct", "scontrol",
-                                            "sacctmgr", "sshare")}
-    for name, path in real.items():
-        # the first reconfigure fails, the rollback's succeeds
-        guard = (f'if [ "$1" = reconfigure ] && [ ! -e {tmp_path}/failed ]; then touch '
-                 f'{tmp_path}/failed; echo "slurm_reconfigure error: Zero Bytes were '
-                 'transmitted or received" >&2; exit 1; fi\n') if name == "scontrol" else ""
-        (bin_dir / name).write_text(f"#!/bin/sh\n{guard}exec {path} \"$@\"\n")
-        (bin_dir / name).chmod(0o755)
+    # the first reconfigure fails, the rollback's succeeds
+    bin_dir = _scontrol_wrapped(tmp_path, 'echo "slurm_reconfigure '
+                                'error: Zero Bytes were transmitted or received" >&2; exit 1')
     before = fragment.read_text()
     code, _, err = _recommend(tmp_path, capsys, "--apply", "--slurm-bin", str(bin_dir))
     assert code == 6, err
     assert "rolled back" in err and "Zero Bytes" in err and len(err.strip().splitlines()) == 1
-    assert (tmp_path / "failed").exists()
+    assert (tmp_path / "once").exists()
+    assert fragment.read_text() == before and not lua.exists()
+    shown = parse_config(SlurmCommands().run("scontrol", "show", "config"))
+    assert shown.priority_weight_age == 1000 and "lua" not in shown.job_submit_plugins
+
+
+def _scontrol_wrapped(tmp_path: Path, first_reconfigure: str) -> Path:
+    """A folder of Slurm's commands in front of the real ones, for --slurm-bin: the first
+    'scontrol reconfigure' runs the shell line ``first_reconfigure`` before (or instead of)
+    the real one; every other call is the real command's."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("squeue", "sinfo", "sprio", "sacct", "scontrol", "sacctmgr", "sshare"):
+        guard = (f'if [ "$1" = reconfigure ] && [ ! -e {tmp_path}/once ]; then touch '
+                 f'{tmp_path}/once; {first_reconfigure}; fi\n') if name == "scontrol" else ""
+        (bin_dir / name).write_text(f"#!/bin/sh\n{guard}exec {_which(name)} \"$@\"\n")
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def test_a_sigterm_during_apply_rolls_back(included, tmp_path):
+    """SIGTERM reaches the advisor while --apply reconfigures (the wrapper in front of
+    scontrol sends it at the first reconfigure, the new files written): the files are put
+    back, slurmctld reconfigured again and left with the configuration it had, and the run
+    ends with 143 and one line (issue 54)."""
+    slurm, fragment, lua = included
+    _queue(slurm)
+    bin_dir = _scontrol_wrapped(tmp_path, "kill -TERM $PPID; sleep 5")
+    before = fragment.read_text()
+    done = subprocess.run([sys.executable, "-m", "advisor.cli", "recommend", "--from",
+                           "slurm:cli", "--candidate", "easy:SPF", "--samples", "2",
+                           "--executor", "serial", "--store", str(tmp_path / "a.sqlite"),
+                           "--replace-site-policy", "--apply", "--slurm-bin", str(bin_dir)],
+                          capture_output=True, text=True, timeout=900)
+    assert (tmp_path / "once").exists(), "the signal was never sent: no change to apply?"
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "advisor: terminated", done.stderr
+    assert "Traceback" not in done.stderr
     assert fragment.read_text() == before and not lua.exists()
     shown = parse_config(SlurmCommands().run("scontrol", "show", "config"))
     assert shown.priority_weight_age == 1000 and "lua" not in shown.job_submit_plugins
