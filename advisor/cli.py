@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 EXIT_BUG, EXIT_CHANGE = 1, 10
-EXIT_INTERRUPTED, EXIT_TERMINATED = (interrupts.EXIT_CODES[s]
-                                     for s in (signal.SIGINT, signal.SIGTERM))
 
 
 def _commands(args):

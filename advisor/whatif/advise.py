@@ -121,9 +121,9 @@ def advise(source: Source, settings: Settings = Settings(), executor: Executor |
     return Advice(snap, rec, change, note)
 
 
-#: pending jobs a snapshot may hold: a simulation's cost grows faster than the queue (on 2
-#: cores, 34 ms at 2,000 pending jobs and 196 ms at 6,000: docs/performance.md, "Bounds"),
-#: so that a default grid over 20,000 would take about ten minutes
+#: pending jobs a snapshot may hold: a simulation's cost grows faster than the queue, and a
+#: default grid over a longer one would take longer than a decision made hourly can wait
+#: (docs/performance.md, "Bounds")
 MAX_PENDING = 20_000
 
 

@@ -57,8 +57,11 @@ class SerialExecutor:
 
 
 class ProcessExecutor:
-    """Local worker processes. Workers are forked where the platform allows, so they inherit
-    the compiled engine instead of loading it again."""
+    """Local worker processes, one pool for the executor's life (a pool per batch of tasks
+    made a small recommendation slower than serial: docs/performance.md). Workers are forked at the
+    first map where the platform allows, so they inherit the compiled engine instead of
+    loading it again; an interrupt or a failure kills them rather than wait for the tasks
+    still queued."""
 
     name = "process"
 
