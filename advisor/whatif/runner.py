@@ -44,7 +44,17 @@ class Executor(Protocol):
         """Yield (index of the item, fn(item)) as each result arrives."""
 
 
-class SerialExecutor:
+class Closing:
+    """An executor in a ``with`` block: closed (its workers stopped) when the block ends."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class SerialExecutor(Closing):
     name = "serial"
     workers = 1
 
@@ -56,7 +66,7 @@ class SerialExecutor:
         pass
 
 
-class ProcessExecutor:
+class ProcessExecutor(Closing):
     """Local worker processes, one pool for the executor's life (a pool per batch of tasks
     made a small recommendation slower than serial: docs/performance.md). Workers are forked at the
     first map where the platform allows, so they inherit the compiled engine instead of
@@ -101,7 +111,7 @@ class ProcessExecutor:
             self._pool = None
 
 
-class RayExecutor:
+class RayExecutor(Closing):
     """Ray tasks, one per item. ``address=None`` starts an embedded local Ray with
     ``workers`` CPUs; otherwise it connects to that cluster ("auto", "ray://host:port"...).
 

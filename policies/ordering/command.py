@@ -36,10 +36,10 @@ def _run(args, out) -> int:
         check_output(args.plot, extra=("matplotlib", "plot"))
     workload, _ = trace_input(args)
     compile_notice()
-    with progress("simulating weeks") as on_progress:
+    with make_executor(args.workers, "process") as executor, \
+            progress("simulating weeks") as on_progress:
         result = tune(workload, weeks=args.weeks, seed=args.seed,
-                      thresholds=tuple(args.threshold), estimates=model,
-                      executor=make_executor(args.workers, "process"),
+                      thresholds=tuple(args.threshold), estimates=model, executor=executor,
                       on_progress=on_progress)
     if args.plot:
         from advisor.policies.ordering.view import tune_png

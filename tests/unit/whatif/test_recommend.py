@@ -138,7 +138,8 @@ def test_every_executor_gives_the_same_results():
     serial = simulate(snap, hist, cands, s, SerialExecutor())
     assert serial.shape == (30, 3, len(METRICS)) and serial[:, :, 0].min() >= 1
     assert len({tuple(r) for r in serial[:, 0, :4]}) > 3  # the candidates differ
-    np.testing.assert_array_equal(serial, simulate(snap, hist, cands, s, ProcessExecutor(2)))
+    with ProcessExecutor(2) as pool:
+        np.testing.assert_array_equal(serial, simulate(snap, hist, cands, s, pool))
     ray = pytest.importorskip("ray")
     from advisor.whatif.runner import RayExecutor
     ex = RayExecutor(2)

@@ -41,7 +41,8 @@ def test_sampled_week_takes_each_users_jobs_from_one_week(trace):
 def test_tune_is_deterministic_and_executors_agree(trace):
     w = trace("KTH-SP2")
     serial = tune(w, weeks=4, seed=3, executor=SerialExecutor())
-    parallel = tune(w, weeks=4, seed=3, executor=ProcessExecutor(2))
+    with ProcessExecutor(2) as pool:
+        parallel = tune(w, weeks=4, seed=3, executor=pool)
     assert np.array_equal(serial.train, parallel.train)
     assert np.array_equal(serial.test, parallel.test)
     rows = serial.rows()
