@@ -109,6 +109,36 @@ def _started_from(proc: Path, folder: Path, link: Path | None) -> bool:
     return any(os.readlink(fd).startswith(inside) for fd in (proc / "fd").iterdir())
 
 
+@contextmanager
+def on_loopback(embedded: bool = True):
+    """For the block (``ray.init``), an embedded Ray takes 127.0.0.1 for its node's
+    address, which every server of Ray's then binds to (Ray 2.5x on; before, they bound
+    every interface): Ray's switch for that is read from the environment when Ray is first
+    imported, and as a module constant when the node's address is resolved, so both are
+    set (Ray may have been imported before, by a library caller or a test)."""
+    if not embedded:
+        yield
+        return
+    from ray._private import ray_constants
+    was_env = os.environ.get(LOOPBACK_SWITCH)
+    was = ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_SWITCH] = "0"       # inherited by the processes Ray starts
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = was
+        if was_env is None:
+            os.environ.pop(LOOPBACK_SWITCH, None)
+        else:
+            os.environ[LOOPBACK_SWITCH] = was_env
+
+
+#: Ray's environment variable: "0" keeps a node on loopback (its name is about the
+#: platforms where that is the default)
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
 def is_loopback(host: str) -> bool:
     import ipaddress
     try:

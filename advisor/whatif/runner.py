@@ -130,10 +130,6 @@ class RayExecutor(Closing):
         # what a signal does), no usage statistics
         os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        if address is None:
-            # an embedded Ray on loopback: its node address is then 127.0.0.1, which every
-            # server of Ray's binds to (from Ray 2.5x; before, they bound every interface)
-            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         try:
             import ray
         except ImportError:
@@ -154,7 +150,8 @@ class RayExecutor(Closing):
             self._token = ray_session.session_token()
             options = {"num_cpus": workers or os.cpu_count() or 1, "_temp_dir": str(given)}
         try:
-            with ray_session.quiet_stderr(address is not None):
+            with ray_session.quiet_stderr(address is not None), \
+                    ray_session.on_loopback(address is None):
                 ray.init(address=address, include_dashboard=dashboard, log_to_driver=False,
                          logging_level="ERROR", **options)
         except BaseException as e:        # an interrupt too: leave nothing started
@@ -174,16 +171,16 @@ class RayExecutor(Closing):
             self._check_loopback()
 
     def _check_loopback(self) -> None:
-        """Refuse an embedded Ray that took the machine's outward address (a process that
-        imported Ray before the advisor set it to loopback): its servers would listen on
-        the machine's networks."""
+        """Refuse an embedded Ray that took another address than loopback (a Ray whose
+        switch ``ray_session.on_loopback`` sets no longer exists): its servers would listen
+        on the machine's networks."""
         node = self.ray.util.get_node_ip_address()
         if not ray_session.is_loopback(node):
             self.close()
             raise SourceUnavailable(
-                f"the embedded Ray took the address {node}, not loopback: set "
-                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before Ray is imported, or use "
-                "--executor process")
+                f"the embedded Ray took the address {node}, not loopback, and would listen "
+                "on this machine's networks: use --executor process, or a Ray cluster of "
+                "the site's (--ray-address)")
 
     @property
     def workers(self) -> int:
