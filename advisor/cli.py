@@ -367,8 +367,10 @@ def cmd_compile(args, out: Console) -> int:
     start = time.monotonic()
     was = compiled()
     if not was:
+        from advisor.cli_common import _exit_at_once
         from advisor.plugins.warmup import compile_all
-        compile_all()
+        with _exit_at_once():
+            compile_all()
     doc = {"cache": str(cache_folder()), "compiled_now": not was,
            "seconds": round(time.monotonic() - start, 1)}
     if args.json:
@@ -433,8 +435,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _interrupted() -> int:
     signum = interrupts.received() or signal.SIGINT
-    word = "terminated" if signum == signal.SIGTERM else "interrupted"
-    sys.stderr.write(f"advisor: {word}\n")
+    sys.stderr.write(f"advisor: {interrupts.WORDS[signum]}\n")
     return interrupts.EXIT_CODES[signum]
 
 

@@ -109,8 +109,50 @@ def _compile_notice() -> None:
                      "minute; later runs reuse it)...\n")
     sys.stderr.flush()
     start = time.monotonic()
-    compile_all()
+    with _exit_at_once():
+        compile_all()
     sys.stderr.write(f"advisor: simulator compiled in {time.monotonic() - start:.0f} s\n")
+
+
+@contextmanager
+def _exit_at_once():
+    """For the compile, which no exception stops: numba's compiler calls back into Python
+    from C (llvmlite's object cache), where a KeyboardInterrupt is printed and dropped, and
+    the compile went on for a minute and more. A signal there ends the run at once: the
+    compiler's child process killed, the one line written, the signal's exit code. Nothing
+    is left half done: numba writes each cache file whole (by a rename), and the cache is
+    marked compiled only at the end; the lock and the store close with the process."""
+    import os
+    import signal
+
+    from advisor import interrupts
+
+    def now(signum, frame):
+        interrupts.note(signum)
+        _kill_children()
+        sys.stderr.write(f"advisor: {interrupts.WORDS[signum]}\n")
+        sys.stderr.flush()
+        os._exit(interrupts.EXIT_CODES[signum])
+
+    previous = {s: signal.signal(s, now) for s in interrupts.EXIT_CODES}
+    try:
+        yield
+    finally:
+        interrupts.restore(previous)
+
+
+def _kill_children() -> None:
+    """SIGKILL this process's children (during the compile: its second compiler)."""
+    import os
+    import signal
+    from pathlib import Path
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[1] == me:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            continue
 
 
 @contextmanager

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 
 #: the signals that end a run, and the exit code each gives (128 + the signal's number)
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+#: how the command line names each
+WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
 class Terminated(KeyboardInterrupt):

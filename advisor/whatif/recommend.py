@@ -373,8 +373,8 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
            else "")
         + f", and its sampled futures agree: better on average and in at least "
         f"{AGREE:.0%} of the futures sampled for it.",
-        f"A candidate without a replay (a plan, or one too costly to replay at each "
-        f"decision) wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
+        f"A candidate without a replay (its family has none, or it is too costly to replay "
+        f"at each decision) wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
         f"({strong}) in --min-wins ({wins}) of them ({gain} when the past is not "
         f"replayed, --no-past).",
         "Only a candidate within every risk limit wins; of the winners, the best on the "

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
-from advisor.views.advice import (_hms, _hours, _number, _push, _risk, recommendation_view,
-                                  report_view)
+from advisor.views.advice import (_hms, _hours, _number, _push, _risk, _wins,
+                                  recommendation_view, report_view)
 from advisor.views.fit import Col, FitTable
 
 #: a busy SDSC-BLUE moment: the grid holds the gang-partition candidates, whose labels are
@@ -52,7 +52,7 @@ def figures(row: dict, objective: str, wide: bool) -> list[str]:
     wait = _hms if wide else _hours
     k = row[objective], row[objective + "_sd"]
     mean = f"{k[0]:.2f} ± {k[1]:.2f}" if wide else f"{_number(k[0])}±{_number(k[1])}"
-    return [*mean.split(), past, f"{row['gain']:+.1%}", f"{row['wins']:.0%}",
+    return [*mean.split(), past, f"{row['gain']:+.1%}", _wins(row),
             wait(row["avg_wait"]), wait(row["p95_wait"]), wait(row["max_wait"]), _push(row),
             _risk(row)]
 
