@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
-                                _estimates, _progress, _shares, _trace_input,
-                                _with_accounts)
+                                _estimates, _exit_at_once, _progress, _shares,
+                                _trace_input, _with_accounts)
 from advisor import interrupts
 from advisor.errors import AdvisorError, BadInput
 
@@ -367,7 +367,6 @@ def cmd_compile(args, out: Console) -> int:
     start = time.monotonic()
     was = compiled()
     if not was:
-        from advisor.cli_common import _exit_at_once
         from advisor.plugins.warmup import compile_all
         with _exit_at_once():
             compile_all()

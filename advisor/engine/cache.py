@@ -61,7 +61,6 @@ def place_cache() -> str:
 
 
 SCRATCH = "scratch"
-PLACE = ""          # where the kernels are cached (place_cache's answer), set on import
 
 
 def _user_folder() -> Path:
@@ -94,6 +93,7 @@ def require_cache() -> None:
         "CacheDirectory=slurm-policy-advisor")
 
 
+#: where the kernels are cached (``place_cache``'s answer)
 PLACE = place_cache()
 
 
