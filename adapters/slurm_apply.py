@@ -36,8 +36,8 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_text import parse_config, parse_partitions
 from advisor.errors import AdvisorError, BadInput, SourceUnavailable
 from advisor.interrupts import deferred
-from advisor.model import Snapshot
-from advisor.whatif.slurmconf import (FRAGMENT, MARK, RESTART_UP_TO_2302, SCRIPT,
+from advisor.model import RESTART_KEYS, Snapshot
+from advisor.whatif.slurmconf import (FRAGMENT, MARK, SCRIPT,
                                       SlurmChange, conf_lines, job_submit_lua)
 
 #: job_submit.lua when the candidate needs no job rule but an earlier advisor script set
@@ -166,7 +166,7 @@ def apply_change(change: SlurmChange, snapshot: Snapshot, commands: SlurmCommand
     """Enact ``change`` (from ``advisor.whatif.slurmconf.change_for`` on ``snapshot``) or raise
     with everything put back; see the module docstring."""
     if change.restart:
-        keys = "/".join(k for k in change.diff if k in RESTART_UP_TO_2302)
+        keys = "/".join(k for k in change.diff if k in RESTART_KEYS)
         raise BadInput(f"this change needs a slurmctld restart ({keys}): --apply does only "
                        "what 'scontrol reconfigure' can; use --write DIR and restart "
                        "slurmctld by hand")

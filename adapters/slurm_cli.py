@@ -1,12 +1,13 @@
 """Snapshots and history from Slurm's own commands.
 
-``squeue --json`` gives the jobs; ``sinfo --json`` the nodes (and, from 23.02 on, the
-partitions); on 22.05, whose sinfo has no partitions, ``scontrol show partition -o`` fills
-them in. ``scontrol show config`` (text in every release) gives the configuration, and
-``sprio`` the priority factors of pending jobs; where accounting is kept in slurmdbd,
-``sacctmgr`` and ``sshare`` the QOS, associations and usage. Every command runs with a
-timeout, from a configurable directory; any failure is one error naming the command: a
-snapshot is whole or it is not made.
+``squeue --json`` gives the jobs (and, where a release's JSON leaves it out, ``squeue -O``
+which of them are exclusive); ``sinfo --json`` (22.05) or ``scontrol show node --json``
+the nodes; ``scontrol show partition -o`` the partitions; ``scontrol show config`` (text
+in every release) the configuration, and ``sprio`` the priority factors of pending jobs;
+where accounting is kept in slurmdbd, ``sacctmgr`` and ``sshare`` the QOS, associations
+and usage. What differs by release is its row in ``advisor.releases``. Every command runs
+with a timeout, from a configurable directory; any failure is one error naming the
+command: a snapshot is whole or it is not made.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from advisor.model import (
     Workload,
     printable,
     derive_columns,
+    schema_release,
     sort_jobs,
 )
 
@@ -90,11 +92,16 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
     now = int(clock.time())
     squeue = slurm_json.load(commands.run("squeue", "--all", "--json"), "squeue --json")
     version = slurm_json.schema(squeue, "squeue --json")
+    release = schema_release(version)
     running, pending = slurm_json.jobs_from_squeue(squeue, now)
-    if version == slurm_json.SCHEMAS[0]:      # 22.05: sinfo lists each node
-        nodes = slurm_json.nodes_from_json(*_json(commands, "sinfo", "--all"))
-    else:   # 23.02+: sinfo groups nodes, summing their allocations; scontrol does not
+    if not release.job_exclusive_in_json:
+        whole = exclusive_jobs(commands)
+        running, pending = ([replace(j, exclusive=j.job_id in whole) for j in jobs]
+                            for jobs in (running, pending))
+    if release.sinfo_groups_nodes:   # summing their allocations; scontrol does not
         nodes = slurm_json.nodes_from_json(*_json(commands, "scontrol", "show", "node"))
+    else:
+        nodes = slurm_json.nodes_from_json(*_json(commands, "sinfo", "--all"))
     # partitions as text: 22.05 has no JSON of them, and 24.11's omits Default=YES
     text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
     partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
@@ -105,6 +112,13 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
               "release": slurm_json.slurm_release(squeue)}
     return assemble(now, nodes, partitions, running, pending, config, source, factors,
                     cluster_name, accounting(commands, config, cluster_name))
+
+
+def exclusive_jobs(commands: SlurmCommands) -> set[int]:
+    """The jobs that hold or ask for whole nodes, as ``squeue -O JobId,Exclusive`` says:
+    for a release whose JSON leaves it out (``Release.job_exclusive_in_json``)."""
+    return slurm_text.parse_exclusive(commands.run(
+        "squeue", "--all", "--noheader", "--Format", slurm_text.EXCLUSIVE_FORMAT))
 
 
 def accounting(commands: SlurmCommands, config, cluster_name: str) -> Accounting:

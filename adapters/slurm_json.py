@@ -5,11 +5,15 @@ Two families of shapes, told apart by the document's ``meta`` block:
 * 22.05, ``openapi/v0.0.38`` (``openapi/dbv0.0.38`` for sacct): flat plain values; unset
   numbers are ``null`` (an unlimited time limit is ``null``; ``cpus`` may be ``null`` when
   the job gave no task count); ``job_state`` is a string; ``sinfo`` has ``nodes[]`` only.
-* 23.02 to 25.11, ``data_parser/v0.0.39`` to ``v0.0.44``: numbers are objects
+* 23.02 to 26.05, ``data_parser/v0.0.39`` to ``v0.0.45``: numbers are objects
   ``{"set", "infinite", "number"}``; ``job_state`` and node ``state`` are arrays of flags;
   ``sinfo`` gives grouped records ``sinfo[]`` (each node's allocation lost), so nodes come
   from ``scontrol show node --json``; from v0.0.40 sacct's ``required`` says whether its
-  memory is per CPU or per node. Checked on a real 24.11 (v0.0.42).
+  memory is per CPU or per node; v0.0.45 (26.05) leaves the job's ``shared`` empty and
+  prints neither of its replacements, so the adapter asks ``squeue -O`` which jobs are
+  exclusive. Checked on a real 24.11 (v0.0.42) and 26.05 (v0.0.45).
+
+Which release prints which schema, and what each leaves out, is ``advisor.releases``.
 
 Field names follow squeue(1)/sinfo(1)/sacct(1) and the data_parser plugins
 (src/plugins/data_parser/v0.0.4x/parsers.c). Pure functions: documents in, objects out.
@@ -21,9 +25,8 @@ import json
 from advisor.adapters.slurm_text import (expand_hostlist, gres_counts, tres_gres, tres_items,
                                          tres_memory)
 from advisor.errors import BadInput, SourceUnavailable
-from advisor.model import Job, Node
+from advisor.model import RELEASES, SCHEMAS, Job, Node
 
-SCHEMAS = ("v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44")
 #: Job states of jobs holding resources (squeue(1) JOB STATE CODES).
 RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STAGE_OUT",
                   "SIGNALING", "RESIZING"}
@@ -55,14 +58,15 @@ def load(text: str, command: str) -> dict:
 
 
 def schema(doc: dict, command: str) -> str:
-    """The document's schema version (``v0.0.38`` ... ``v0.0.44``), from its ``meta``."""
+    """The document's schema version (``v0.0.38`` ... ``v0.0.45``), from its ``meta``."""
     plugin = (doc.get("meta") or {}).get("plugin") or {}
     name = plugin.get("data_parser") or plugin.get("type") or ""
     version = name.rsplit("/", 1)[-1].replace("dbv", "v")
     if version not in SCHEMAS:
         found = name or "no meta.plugin"
         raise BadInput(f"{command}: unknown JSON schema '{found}'; this advisor reads "
-                       f"{SCHEMAS[0]} to {SCHEMAS[-1]} (Slurm 22.05 to 25.11)")
+                       f"{SCHEMAS[0]} to {SCHEMAS[-1]} (Slurm {RELEASES[0].name} to "
+                       f"{RELEASES[-1].name})")
     return version
 
 

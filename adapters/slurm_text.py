@@ -13,6 +13,11 @@ from advisor.model import SLURM_CONF, BackfillParameters, Node, Partition, Sched
 
 #: The sprio format the adapter asks for: every factor, '|'-separated (sprio(1) -o).
 SPRIO_FORMAT = "%i|%r|%u|%Y|%S|%A|%B|%F|%J|%P|%Q|%N|%T"
+#: squeue --Format for each job's exclusivity (wide columns: nothing is cut)
+EXCLUSIVE_FORMAT = "JobId:24,Exclusive:12"
+#: Exclusive= values that give a job whole nodes (squeue(1), 26.05: NO, NODE, USER, MCS,
+#: TOPO); USER and MCS share a node among one user's or label's jobs, as OverSubscribe=USER
+WHOLE_NODES = ("NODE", "TOPO")
 SPRIO_FACTORS = ("site", "age", "assoc", "fairshare", "jobsize", "partition", "qos", "nice")
 
 _UNSET = {"", "(null)", "none", "n/a"}
@@ -248,6 +253,22 @@ def backfill_parameters(raw: dict[str, str]) -> BackfillParameters:
         else:
             values[f.name] = _int(text, f"SchedulerParameters {f.name}")
     return BackfillParameters(**values)
+
+
+def parse_exclusive(text: str) -> set[int]:
+    """The ids of the jobs ``squeue --noheader --Format EXCLUSIVE_FORMAT`` marks as
+    holding whole nodes."""
+    whole = set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) != 2 or not fields[0].isdigit():
+            if line.strip():
+                raise BadInput(f"squeue --Format {EXCLUSIVE_FORMAT}: unexpected line "
+                               f"{line.strip()[:60]!r}; is this Slurm 26.05 or newer?")
+            continue
+        if fields[1].upper() in WHOLE_NODES:
+            whole.add(int(fields[0]))
+    return whole
 
 
 def parse_sprio(text: str) -> dict[tuple[int, str], dict[str, float]]:

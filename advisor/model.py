@@ -25,7 +25,10 @@ import pandas as pd
 
 # a site's configuration and accounting: part of the model, kept in their own module
 from advisor.site import (SLURM_CONF, Accounting, Association, BackfillParameters,  # noqa: F401
-                          Qos, SchedulingConfig, parse_release)
+                          Qos, SchedulingConfig)
+# the Slurm releases the advisor reads and plays: part of the model, in their own module
+from advisor.releases import (RELEASES, RESTART_KEYS, SCHEMAS, Played,  # noqa: F401
+                              Release, release_of, schema_release)
 
 #: SWF fields in file order (SWF v2.2 definition).
 SWF_FIELDS: tuple[str, ...] = (

@@ -4,15 +4,7 @@ keys that write it, ``SLURM_CONF``) and what slurmdbd holds that decides starts 
 associations and their usage, ``Accounting``)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-
-
-def parse_release(version: str) -> tuple[int, int] | None:
-    """A Slurm version's release as (year, month), 24.11.5 as (24, 11); None when unknown
-    (a trace's configuration)."""
-    m = re.match(r"(\d+)\.(\d+)", version or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Shared fixtures: the bundled traces, read once per session."""
+"""Shared fixtures: the bundled traces, read once per session. And how the suite runs in
+parallel (pytest-xdist, ``-n`` in pyproject.toml's addopts): the simulator compiled once
+before the workers start, and the tests that must not overlap kept on one worker each, in
+order (``--dist loadgroup``): those of each Slurm release's cluster (one cluster per
+release, started by the worker that runs them, concurrently with the other releases'), and
+those that start Ray or look for Ray's folders and processes."""
 from functools import lru_cache
 
 import pytest
@@ -8,6 +13,30 @@ from advisor.cleaning import CleaningOptions
 from advisor.adapters.swf import BUNDLED_TRACES
 
 LELONG_FILTER = CleaningOptions(drop_overruns=True, drop_oversize=True)
+
+
+#: tests that start Ray or check what Ray leaves: one worker runs them all, one at a time
+RAY_TESTS = ("tests/integration/test_signals.py", "tests/integration/test_ray_cluster.py",
+             "tests/integration/test_ray_loopback.py", "tests/unit/cli/test_ray_connect.py",
+             "tests/unit/whatif/test_recommend.py::test_every_executor_gives_the_same_results")
+
+
+def pytest_configure(config):
+    """In the controller of a parallel run, compile the simulator (and the families'
+    kernels) before any worker starts: else every worker would compile it at once."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from advisor.plugins.warmup import compile_all, compiled
+        if not compiled():
+            compile_all()
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        release = getattr(getattr(item, "callspec", None), "params", {}).get("slurm")
+        if release:
+            item.add_marker(pytest.mark.xdist_group(f"slurm-{release}"))
+        elif item.nodeid.startswith(RAY_TESTS):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @lru_cache(maxsize=None)

@@ -38,7 +38,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_WINDOW, C_CALC_PERIOD, C_COUNT_RESV,
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
-                                         C_RESV_END_UP, C_STARTS_ONLY, C_T0,
+                                         C_RELEVANT_END, C_RESV_END_UP, C_STARTS_ONLY,
+                                         C_T0,
                                          C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
                                          JOB_ROWS, LIMIT, MIN_NODES, NREC, REC0, RUNTIME,
@@ -46,7 +47,7 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
 from advisor.model import (UNLIMITED_SECONDS, Accounting, Cluster, Job, SchedulingConfig,
-                           Snapshot, Workload, job_limit, parse_release, trace_machine)
+                           Snapshot, Workload, job_limit, release_of, trace_machine)
 
 # priority/basic: each new job gets the lowest priority so far minus one
 # [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
@@ -54,10 +55,6 @@ BASIC_FIRST = 4294967294
 # cons_tres will-run: the first batch of running jobs released together ends this many
 # seconds after the first one's end, rounded up [src: cons_tres _will_run_test()]
 WILL_RUN_WINDOW = 30
-# from 24.11 a backfill reservation's end is rounded up to bf_resolution, not down
-# [src: backfill.c _set_slot_time(), Slurm 24.11]; a configuration without a version (a
-# trace's) is played as the releases before
-RESV_END_UP_FROM = (24, 11)
 
 
 @dataclass(frozen=True)
@@ -181,8 +178,11 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_COUNT_RESV] = int(count_reservations)
     cfg[C_WILL_RUN_WINDOW] = WILL_RUN_WINDOW if will_run_batches else 0
     cfg[C_DECAY_HALF_LIFE] = config.priority_decay_half_life
-    release = parse_release(config.slurm_version)
-    cfg[C_RESV_END_UP] = int(release is not None and release >= RESV_END_UP_FROM)
+    # the release's behaviours (advisor.releases); a trace's configuration names no
+    # version, and is played as the oldest release
+    played = release_of(config.slurm_version)
+    cfg[C_RESV_END_UP] = int(played.plays("resv_end_rounded_up"))
+    cfg[C_RELEVANT_END] = int(played.plays("start_at_relevant_end"))
     return cfg
 
 

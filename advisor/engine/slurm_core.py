@@ -55,7 +55,8 @@ from advisor.engine.slurm_layout import (
     C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
     C_WILL_RUN_WINDOW, C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE, C_RESV_END_UP,
-    CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME, SUBMIT, USER,
+    C_RELEVANT_END, CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME,
+    SUBMIT, USER,
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
                                       popcount, set_range, trailing_zeros, word_cpus, words)
@@ -214,6 +215,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     res = max(cfg[C_BF_RESOLUTION], 1)
     # a reservation's end is rounded down to bf_resolution, from 24.11 up (F5)
     end_round = res - 1 if cfg[C_RESV_END_UP] != 0 else 0
+    relevant_end = cfg[C_RELEVANT_END] != 0
     calc = cfg[C_CALC_PERIOD]
     phase = max(cfg[C_CALC_PHASE], 0)  # an instant PriorityCalcPeriod ticks fall on
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
@@ -611,6 +613,32 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                         held[j] += alloc_cpus[i]
         return held[j]
 
+    def holds_picked(j):
+        """Whether running job j holds a node of pick_bits."""
+        if unit:
+            sl = job_slot[j]
+            for w in range(slot_w0[sl], slot_w1[sl]):
+                if job_bits[sl, w] & pick_bits[w] != 0:
+                    return True
+            return False
+        for i in range(alloc0[j], alloc0[j] + nalloc[j]):
+            nd = alloc_node[i]
+            if (pick_bits[nd // 64] >> np.uint64(nd % 64)) & np.uint64(1) != 0:
+                return True
+        return False
+
+    def planned_start(s, ri, t, anchor):
+        """When a job found to fit at s, once rl[:ri] are released, is planned to start:
+        s; from 25.05.1 the end of the last of them holding a node it was given, so that
+        running jobs on other nodes no longer delay it, and never before the anchor
+        [src: cons_tres job_test.c _get_last_relevant_job(); backfill.c start_res]."""
+        if not relevant_end:
+            return s
+        for i in range(ri - 1, -1, -1):
+            if holds_picked(rl[i]):
+                return max(anchor, exp_end[rl[i]], t + 1)
+        return max(anchor, t)
+
     def overlaps_reserved(s, d):
         """Whether a reservation of the picked nodes over [s, s + d], rounded to
         bf_resolution (its begin down, its end by ``end_round``), overlaps an existing one
@@ -802,7 +830,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if by_count:
                 if need <= tot:
                     nodes_at(j, p, s, ri)
-                    return s
+                    return planned_start(s, ri, t, t)
             elif count_mode:
                 if jobs[CPUS, j] <= tot and count_allows(jobs[CPUS, j], s, s + d, False):
                     sc[S_PICKED] = 0
@@ -819,6 +847,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 retry = True
                 while retry:
                     retry = False
+                    start = s
                     # (sized) the nodes reservations hold at any instant from the anchor on
                     # up to s and within its window are free at s and ruled out: a count
                     # that says no spares the bitmaps
@@ -831,13 +860,14 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                     if ok:
                         sc[S_PICKED] = pick(j, p, avail, fut_bits, busy_first, fut_tres)
                         if sc[S_PICKED] > 0:
-                            if s == t or not overlaps_reserved(s, d):
-                                return s
-                            retry = anchor != s
+                            start = planned_start(s, ri, t, anchor)
+                            if start == t or not overlaps_reserved(start, d):
+                                return start
+                            retry = anchor != start
                     else:
                         retry = at_end and anchor != s
                     if retry:
-                        anchor = s
+                        anchor = start
             s_next = NEVER
             if ri < sc[S_NRL] and (count_mode or window <= 0):
                 s_next = max(exp_end[rl[ri]], t + 1)

@@ -62,8 +62,9 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
         parts.append(cluster_view(doc["cluster"]))
     parts.append(Text(f"queue bounded slowdown now {doc['queue_bsld']:.2f}; history "
                       f"{doc['history_jobs']} finished jobs", style="dim"))
-    if doc.get("history_note"):
-        parts.append(Text(doc["history_note"], style="yellow"))
+    for note in ("history_note", "release_note"):
+        if doc.get(note):
+            parts.append(Text(doc[note], style="yellow"))
     if doc["candidates"]:
         parts.append(candidates_table(doc, top))
     if doc.get("left_out"):

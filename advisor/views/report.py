@@ -6,7 +6,7 @@ import numpy as np
 from rich.console import Group
 from rich.text import Text
 
-from advisor.model import Snapshot, Workload
+from advisor.model import Snapshot, Workload, release_of
 from advisor.plugins.grid import catalogue
 from advisor.studies.replay import ReplayResult
 from advisor.units import format_moment
@@ -201,7 +201,8 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
     if src.get("kind") == "swf":
         conf = Text.assemble(("Policy replayed: ", "bold"), f"{src.get('policy')} (textbook "
                              "engine; priority = rank in the policy's queue order)")
-    return Group(head, states, parts, queue, conf)
+    note = release_of(c.slurm_version).note
+    return Group(head, states, parts, queue, conf, *([Text(note, style="yellow")] if note else []))
 
 
 def online_table(workload: Workload, result, weeks: int = 12) -> Group:

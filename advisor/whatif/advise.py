@@ -16,7 +16,7 @@ import pandas as pd
 
 from advisor.engine import Estimates
 from advisor.errors import BadInput
-from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
+from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload, release_of
 from advisor.plugins.spec import Policy, parse_policy
 from advisor.units import parse_moment
 from advisor.settings import Settings
@@ -96,11 +96,16 @@ class Advice:
     change: SlurmChange | None        # what Slurm is told, when a change is recommended
     history_note: str = ""            # ``fit_history``: less history than asked
 
+    @property
+    def release_note(self) -> str:
+        """How the site's Slurm is played when not as a release the tests run."""
+        return release_of(self.snapshot.config.slurm_version).note
+
     def as_dict(self) -> dict:
         """The recommendation, and the change in Slurm's words (None: keep)."""
         return {**self.recommendation.as_dict(),
                 "change_detail": self.change.as_dict() if self.change else None,
-                "history_note": self.history_note}
+                "history_note": self.history_note, "release_note": self.release_note}
 
 
 def advise(source: Source, settings: Settings = Settings(), executor: Executor | None = None,

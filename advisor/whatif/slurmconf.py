@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from advisor.model import (SLURM_CONF, BackfillParameters, Partition, SchedulingConfig,
-                           Snapshot, parse_release)
+                           RESTART_KEYS, Snapshot, release_of)
 from advisor.plugins.enactment import LuaFragment
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.scenario import job_columns
@@ -25,10 +25,6 @@ COMMANDS = "commands.sh"
 #: the files ``--write DIR`` may hold: one recommended set, and nothing else
 WRITTEN = (FRAGMENT, SCRIPT, COMMANDS)
 MARK = "slurm-policy-advisor"
-#: settings that slurmctld applies only on a restart up to 23.02 (docs/slurm-mapping.md;
-#: for PreemptType and PreemptMode the gang scheduling guide asks for one)
-RESTART_UP_TO_2302 = ("PriorityType", "SchedulerType", "SelectType", "PreemptType",
-                      "PreemptMode", "SchedulerTimeSlice")
 #: the scontrol field each kind of job rule sets on pending jobs
 RULE_FIELDS = (("route", "Partition"), ("site_factor", "SiteFactor"))
 
@@ -198,11 +194,11 @@ class SlurmChange:
 
 
 def needs_restart(keys, version: str) -> bool:
-    """Up to 23.02 these keys need a restart; from 23.11 reconfigure restarts the daemons
-    itself. An unknown version is treated as old (the safe answer)."""
-    release = parse_release(version)
-    old = release is None or release <= (23, 2)
-    return old and any(k in RESTART_UP_TO_2302 for k in keys)
+    """Whether ``keys`` need slurmctld restarted on ``version``: where reconfigure does not
+    restart it (up to 23.02, ``advisor.releases``) some keys apply only on a restart. An
+    unknown version is treated as the oldest release (the safe answer)."""
+    return not release_of(version).release.reconfigure_restarts and \
+        any(k in RESTART_KEYS for k in keys)
 
 
 def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
@@ -244,7 +240,7 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
     commands = [*enactment.commands, *commands]   # (the limits first, then the jobs)
     restart = needs_restart(diff, current.slurm_version)
     if diff or lines or removed:
-        keys = "/".join(k for k in diff if k in RESTART_UP_TO_2302)
+        keys = "/".join(k for k in diff if k in RESTART_KEYS)
         commands.insert(0, "scontrol reconfigure" if not restart else
                         f"# restart slurmctld ({keys} change)")
     return SlurmChange(candidate.spec, candidate.label, candidate.fidelity, tuple(caveats),

@@ -143,8 +143,12 @@ def free_ports(n: int) -> list[int]:
 
 
 def consecutive_free_ports(n: int) -> int:
-    """The first of n consecutive free ports (slurm.conf gives slurmd ports as a range)."""
-    for base in range(17001, 30000, n):
+    """The first of n consecutive free ports (slurm.conf gives slurmd ports as a range),
+    from a range of its own for each pytest-xdist worker (gw0, gw1, ...) so that clusters
+    started at once do not pick the same."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = 17001 + 1000 * (int(worker) if worker.isdigit() else 0)
+    for base in range(first, 60000, n):
         try:
             socks = []
             for p in range(base, base + n):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: the Slurm releases the integration tests can run, by the name tests use
-RELEASES = ("22.05", "24.11")
+RELEASES = ("22.05", "24.11", "26.05")
 HOST_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
 TREE_PACKAGES = ("slurmctld", "slurmd", "slurmdbd", "slurm-client", "munge")
 #: the client commands of slurm-client, each given a wrapper on the host
@@ -31,7 +31,7 @@ CLIENTS = ("sacct", "sacctmgr", "salloc", "sattach", "sbatch", "sbcast", "scance
            "scrontab", "sdiag", "sinfo", "sprio", "squeue", "sreport", "srun", "sshare", "sstat",
            "strigger")
 #: the Debian suite that carries each tree release
-SUITES = {"24.11": "trixie"}
+SUITES = {"24.11": "trixie", "26.05": "sid"}
 #: where debootstrap fetches from when the host's apt sources name no Debian mirror
 MIRROR = "http://deb.debian.org/debian"
 #: the account munged runs as, looked up in the tree's /etc/passwd

@@ -1,5 +1,5 @@
 """Snapshots and history against each real Slurm release of the harness (Debian's daemons,
-22.05 and 24.11): what the advisor sees must be what was submitted and what scontrol
+22.05, 24.11 and 26.05): what the advisor sees must be what was submitted and what scontrol
 reports."""
 import json
 import shutil
@@ -13,6 +13,7 @@ from advisor.adapters.slurm_text import key_values, slurm_duration
 from advisor.adapters.swf import read_swf, write_swf
 from advisor.cli import main
 from advisor.model import Snapshot
+from tests.unit.adapters.test_slurm_accounting import whole_nodes
 
 pytestmark = pytest.mark.slurm
 
@@ -26,6 +27,7 @@ MIX = [
     ("held", ["-H", "-n", "1", "-t", "5"], 10),
     ("dependent", ["-d", "afterok:{wide}", "-n", "2", "-t", "5"], 10),
     ("per-task", ["-c", "4", "-t", "15"], 10),
+    ("whole-node", ["--exclusive", "-n", "1", "-t", "5"], 10),
 ]
 
 
@@ -72,6 +74,7 @@ def test_snapshot_matches_what_was_submitted_and_scontrol(submitted):
         assert job.cpus == int(kv["NumCPUs"]), name
         assert job.time_limit == slurm_duration(kv["TimeLimit"]), name
         assert ",".join(job.partitions) == kv["Partition"], name
+        assert job.exclusive == whole_nodes(kv) == (name == "whole-node"), name
         assert abs(job.submit_time - epoch(kv["SubmitTime"])) <= 1, name
         if job.state == "RUNNING":
             assert abs(job.start_time - epoch(kv["StartTime"])) <= 1, name
@@ -80,8 +83,8 @@ def test_snapshot_matches_what_was_submitted_and_scontrol(submitted):
             assert job.priority == int(kv["Priority"]), name
         if "-t" in options:  # the limit asked for, in seconds
             assert job.time_limit == int(options[options.index("-t") + 1]) * 60, name
-    # batch has MaxTime=INFINITE: UNLIMITED while the job waits; once it runs, 22.05 and
-    # 24.11 report a year (365-00:00:00, as scontrol does: checked above)
+    # batch has MaxTime=INFINITE: UNLIMITED while the job waits; once it runs, 22.05 to
+    # 26.05 report a year (365-00:00:00, as scontrol does: checked above)
     unlimited = jobs[ids["unlimited"]]
     assert unlimited.time_limit == (None if unlimited.state == "PENDING" else 365 * 86400)
     assert jobs[ids["per-task"]].cpus == 4

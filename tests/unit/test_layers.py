@@ -54,8 +54,8 @@ OWN_PLUGIN = (*OWN_ENGINE, "own.inputs", "own.player", "own.plugin")
 RULES = [
     # (rooms, what their modules of ours may import; "own.x": the family's own x modules)
     (("advisor/engine",), ("advisor.engine", "advisor.model", "advisor.site", "advisor.errors")),
-    (("advisor/model", "advisor/site", "advisor/errors", "advisor/units"),
-     ("advisor.model", "advisor.site", "advisor.errors")),
+    (("advisor/model", "advisor/site", "advisor/releases", "advisor/errors", "advisor/units"),
+     ("advisor.model", "advisor.site", "advisor.releases", "advisor.errors")),
     (("advisor/settings",), ("advisor.errors", "advisor.plugins.spec")),
     (("advisor/plugins",), ("advisor.plugins", "advisor.engine", "advisor.model",
                             "advisor.errors", "advisor.units", "advisor.settings")),

@@ -1,10 +1,11 @@
 """A snapshot of a cluster with GPUs, allocated memory and enforced limits, through the CLI
 adapter on outputs recorded from the real test cluster under each release (Slurm 22.05.8,
-tests/fixtures/slurm-22.05-gpu, and 24.11.5, slurm-24.11-gpu, recorded by
-tests/fixtures/record_snapshot.py: nine jobs asking for GPUs by --gres and --gpus, memory
-by --mem and --mem-per-cpu, two accounts, the QOS "capped" with MaxJobsPU=2, one job on a
-dependency), and the slurm mode continuing from it. Both releases scheduled the nine jobs
-alike, so the same assertions hold on both."""
+tests/fixtures/slurm-22.05-gpu, 24.11.5, slurm-24.11-gpu, and 26.05.5, slurm-26.05-gpu,
+recorded by tests/fixtures/record_snapshot.py: nine jobs asking for GPUs by --gres and
+--gpus, memory by --mem and --mem-per-cpu, two accounts, the QOS "capped" with
+MaxJobsPU=2, one job on a dependency; on 26.05 a tenth on whole nodes), and the slurm mode
+continuing from it. The releases scheduled the nine jobs alike, so the same assertions
+hold on all three."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -23,9 +24,10 @@ from advisor.whatif.futures import ArrivalSampler
 from advisor.whatif.unplayed import unplayed
 from tests.helpers import FIXTURES
 
-RECORDINGS = {"22.05": FIXTURES / "slurm-22.05-gpu", "24.11": FIXTURES / "slurm-24.11-gpu"}
+RECORDINGS = {name: FIXTURES / f"slurm-{name}-gpu" for name in ("22.05", "24.11", "26.05")}
 #: the recorded output of each command the adapter runs, by its first words
-OUTPUTS = {("squeue",): "squeue.json", ("sinfo",): "sinfo.json",
+OUTPUTS = {("squeue", "--all", "--noheader", "--Format"): "squeue_exclusive.txt",
+           ("squeue",): "squeue.json", ("sinfo",): "sinfo.json",
            ("scontrol", "show", "node"): "scontrol_show_node.json",
            ("scontrol", "show", "partition"): "scontrol_show_partition_o.txt",
            ("scontrol", "show", "config"): "scontrol_show_config.txt",
@@ -131,16 +133,36 @@ def test_sampled_jobs_ask_what_their_originals_asked():
     assert asked == {("physics", "capped", 6000, 0), ("research", "normal", 0, 1)}
 
 
-def test_the_recorded_24_11_snapshot_is_what_scontrol_showed():
-    """Job by job, the 24.11 recording's snapshot against ``scontrol show job -o`` taken at
-    the same moment: ids, states, CPUs, limits, partitions and priorities."""
-    snap = recorded_snapshot("24.11")
+def whole_nodes(kv: dict[str, str]) -> bool:
+    """Whether scontrol shows a job on whole nodes: Exclusive=NODE from 26.05, before
+    OverSubscribe=NO (a job that may share says OK)."""
+    return kv["Exclusive"] == "NODE" if "Exclusive" in kv else kv["OverSubscribe"] == "NO"
+
+
+@pytest.mark.parametrize("name,count", [("24.11", 9), ("26.05", 10)])
+def test_the_recorded_snapshot_is_what_scontrol_showed(name, count):
+    """Job by job, a recording's snapshot against ``scontrol show job -o`` taken at the
+    same moment: ids, states, CPUs, limits, partitions, priorities and whole nodes (26.05's
+    JSON leaves the last out: the adapter asks ``squeue -O``)."""
+    snap = recorded_snapshot(name)
     jobs = {j.job_id: j for j in (*snap.running, *snap.pending)}
-    text = (RECORDINGS["24.11"] / "scontrol_show_job_o.txt").read_text()
+    text = (RECORDINGS[name] / "scontrol_show_job_o.txt").read_text()
     truth = {int(kv["JobId"]): kv for kv in map(key_values, filter(None, text.splitlines()))}
-    assert set(jobs) == set(truth) and len(jobs) == 9
+    assert set(jobs) == set(truth) and len(jobs) == count
     for i, kv in truth.items():
         job = jobs[i]
         assert (job.state, job.cpus, ",".join(job.partitions), job.priority) == \
             (kv["JobState"], int(kv["NumCPUs"]), kv["Partition"], int(kv["Priority"])), i
         assert job.time_limit == slurm_duration(kv["TimeLimit"]), i
+        assert job.exclusive == whole_nodes(kv), i
+    assert any(j.exclusive for j in jobs.values()) == (count == 10)
+
+
+def test_26_05_read_as_24_11_loses_the_whole_node_job():
+    """Read without ``squeue -O`` (as a 24.11 row would), 26.05's JSON makes the job on
+    whole nodes an ordinary one."""
+    doc = slurm_json.load((RECORDINGS["26.05"] / "squeue.json").read_text(), "squeue")
+    running, pending = slurm_json.jobs_from_squeue(doc, 0)
+    assert not any(j.exclusive for j in (*running, *pending))
+    assert {j.job_id for j in recorded_snapshot("26.05").running if j.exclusive} | {
+        j.job_id for j in recorded_snapshot("26.05").pending if j.exclusive} == {10}

@@ -126,6 +126,27 @@ def test_a_reservation_ends_as_its_release_rounds(version):
         assert resv[3] == 40 and start[4] == 41
 
 
+@pytest.mark.parametrize("cpus", [1, 4])
+@pytest.mark.parametrize("version", ["24.11.5", "25.05.0", "25.05.1", "26.05.5"])
+def test_a_planned_start_waits_for_its_own_nodes_from_25_05_1(version, cpus):
+    """From 25.05.1 a reservation starts when the last running job on the nodes it was
+    given ends, not when the will-run batch's last job does. On three 4-CPU nodes A (n1,
+    ends at 40), a short job (n2, gone at 1) and B (n3, ends at 50) start; C (8 CPUs) finds
+    room in the batch of A and B, at 50, on n1 and n2. Up to 25.05.0 C reserves [50, 150),
+    E (4 CPUs, 45 s) backfills on n2 at once and C starts when E ends, at 48; from 25.05.1
+    C reserves from A's end, [40, 140), and starts then, and E, which would run into it,
+    waits for B's node. The same on one-CPU nodes (the engine's count of free nodes)."""
+    cfg = replace(with_backfill(SchedulingConfig(), bf_interval=1, bf_resolution=1),
+                  slurm_version=version)
+    jobs = [job(1, 0, cpus, 40), job(2, 0, cpus, 1000), job(3, 0, cpus, 50),
+            job(4, 2, 2 * cpus, 100), job(5, 3, cpus, 45)]
+    start, resv = play(jobs, [40, 1, 50, 100, 45], cfg, cluster(nodes=3, cpus=cpus))
+    if version in ("25.05.1", "26.05.5"):
+        assert resv[3] == 40 and start[3] == 40 and start[4] == 50
+    else:
+        assert resv[3] == 50 and start[3] == 48 and start[4] == 3
+
+
 def test_reservation_waits_for_the_will_run_batch():
     """cons_tres will-run releases running jobs in batches: the first ends 30 s after the
     first job's end rounded up to 30 s (40 -> 60 -> 90), so B (ending at 65) is in A's
