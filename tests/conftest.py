@@ -1,9 +1,10 @@
 """Shared fixtures: the bundled traces, read once per session. And how the suite runs in
 parallel (pytest-xdist, ``-n`` in pyproject.toml's addopts): the simulator compiled once
 before the workers start, and the tests that must not overlap kept on one worker each, in
-order (``--dist loadgroup``): those of each Slurm release's cluster (one cluster per
-release, started by the worker that runs them, concurrently with the other releases'), and
-those that start Ray or look for Ray's folders and processes."""
+order (``--dist loadgroup``, the mark ``xdist_group``): those of each Slurm release's
+cluster (tests/integration/conftest.py: one cluster per release, started by the worker
+that runs them, concurrently with the other releases'), and those that start Ray or look
+for Ray's folders and processes (``xdist_group("ray")``)."""
 from functools import lru_cache
 
 import pytest
@@ -15,12 +16,6 @@ from advisor.adapters.swf import BUNDLED_TRACES
 LELONG_FILTER = CleaningOptions(drop_overruns=True, drop_oversize=True)
 
 
-#: tests that start Ray or check what Ray leaves: one worker runs them all, one at a time
-RAY_TESTS = ("tests/integration/test_signals.py", "tests/integration/test_ray_cluster.py",
-             "tests/integration/test_ray_loopback.py", "tests/unit/cli/test_ray_connect.py",
-             "tests/unit/whatif/test_recommend.py::test_every_executor_gives_the_same_results")
-
-
 def pytest_configure(config):
     """In the controller of a parallel run, compile the simulator (and the families'
     kernels) before any worker starts: else every worker would compile it at once."""
@@ -30,13 +25,17 @@ def pytest_configure(config):
             compile_all()
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        release = getattr(getattr(item, "callspec", None), "params", {}).get("slurm")
-        if release:
-            item.add_marker(pytest.mark.xdist_group(f"slurm-{release}"))
-        elif item.nodeid.startswith(RAY_TESTS):
-            item.add_marker(pytest.mark.xdist_group("ray"))
+def pytest_collection_finish(session):
+    """A worker whose grouped tests lost their group stops the run: xdist's loadgroup
+    fails silently on pytest 9.2 (pytest-dev/pytest-xdist#1386), and two clusters of one
+    release, or two Ray tests at once, would fail in ways that name neither."""
+    if getattr(session.config.option, "loadgroup", False):
+        lost = [i.nodeid for i in session.items
+                if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+        if lost:
+            raise pytest.UsageError(f"pytest-xdist lost the group of {lost[0]} (and "
+                                    f"{len(lost) - 1} more): install the pytest "
+                                    "pyproject.toml asks for")
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,7 @@
 """The real Slurm clusters, one per release, each started once per session (see
 slurm_cluster.py and slurm_release.py): every test that uses one runs against each release
-in ``$ADVISOR_SLURM_RELEASES`` (default: all), one cluster up at a time."""
+in ``$ADVISOR_SLURM_RELEASES`` (default: all); in a parallel run each release's tests keep
+to one worker, and the clusters are up at once."""
 import os
 import time
 
@@ -10,7 +11,10 @@ from tests.integration.slurm_cluster import SlurmCluster
 from tests.integration.slurm_release import release, wanted
 
 
-@pytest.fixture(scope="session", params=wanted())
+@pytest.fixture(scope="session", params=[
+    # each release's tests on one worker of a parallel run, so that one cluster per release
+    # runs (two of one tree release would share its munged's socket)
+    pytest.param(name, marks=pytest.mark.xdist_group(f"slurm-{name}")) for name in wanted()])
 def slurm(request):
     if os.geteuid() != 0:
         pytest.skip("the Slurm integration tests start munge, mariadb, slurmdbd, slurmctld "

@@ -285,12 +285,18 @@ class SlurmCluster:
     def _mariadb(self, port: int) -> None:
         t = time.monotonic()
         data, sock = self.root / "mysql" / "data", self.root / "mysql" / "mysqld.sock"
+        # a temporary folder of its own: two installs at once in /tmp clash on table names
+        tmp = self.root / "mysql" / "tmp"
+        tmp.mkdir()
+        shutil.chown(tmp, "mysql", "mysql")
         r = quiet(["mariadb-install-db", "--no-defaults", "--user=mysql", f"--datadir={data}",
-                   "--auth-root-authentication-method=socket", "--skip-test-db"], timeout=120)
+                   f"--tmpdir={tmp}", "--auth-root-authentication-method=socket",
+                   "--skip-test-db"], timeout=120)
         if r.returncode != 0:
             raise ClusterError(f"mariadb-install-db failed: {r.stderr.strip()[-500:]}")
         self._spawn("mariadbd", ["mariadbd", "--no-defaults", "--user=mysql",
-                                 f"--datadir={data}", f"--socket={sock}", f"--port={port}",
+                                 f"--datadir={data}", f"--tmpdir={tmp}", f"--socket={sock}",
+                                 f"--port={port}",
                                  "--bind-address=127.0.0.1", "--innodb-buffer-pool-size=64M",
                                  "--innodb-lock-wait-timeout=900"], on_host=True)
         client = ["mariadb", "--no-defaults", f"--socket={sock}", "-u", "root"]

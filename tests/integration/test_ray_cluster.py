@@ -27,6 +27,9 @@ RAY = Path(sys.executable).with_name("ray")
 COMMAND = ["recommend", "--from", "swf:KTH-SP2@150d", "--samples", "4", "--seed", "3",
            "--no-store", "--json"]
 
+#: one worker of a parallel run runs every test that starts Ray, one at a time
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 def _free_port() -> int:
     with socket.socket() as s:

@@ -18,6 +18,9 @@ pytest.importorskip("ray")
 
 LISTEN = "0A"           # TCP_LISTEN in /proc/net/tcp's st column
 
+#: one worker of a parallel run runs every test that starts Ray, one at a time
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 def _address(hex_address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     """/proc/net's local address: the IP in host byte order, 32-bit words for IPv6."""

@@ -31,6 +31,9 @@ RUNS = {"serial": 10, "process": 10, "ray": 10}
 SET = {"advisor.conf", "job_submit.lua", "commands.sh"}
 WORDS = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
 
+#: one worker of a parallel run runs every test that starts Ray, one at a time
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 def _start(tmp: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     # a new session, so that a group signal reaches only this run; SIGINT as a terminal

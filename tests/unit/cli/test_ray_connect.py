@@ -16,6 +16,9 @@ pytest.importorskip("ray")
 
 COMMAND = ["recommend", "--from", "swf:KTH-SP2@150d", "--samples", "1", "--no-store"]
 
+#: one worker of a parallel run runs every test that starts Ray, one at a time
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 def _run(address: str) -> tuple[subprocess.CompletedProcess, float]:
     start = time.monotonic()

@@ -131,6 +131,7 @@ def test_tasks_are_as_few_as_keep_every_worker_busy(candidates, samples, workers
     assert len(bounds) == 1 or samples * (len(bounds) - 1) < want
 
 
+@pytest.mark.xdist_group("ray")
 def test_every_executor_gives_the_same_results():
     snap, hist = _setup(bundled("KTH-SP2", False))
     cands = candidates_for(snap)[:30]
