@@ -8,8 +8,9 @@ release"); the adapters, the engine and the enactment read the row, never a vers
 A behaviour change that moves a start time is a ``Behaviour``: the version it first appears
 in (from Slurm's NEWS, to the micro release) and what the slurm mode does from then on. A
 release is played with every behaviour that appeared up to its own version, so a 25.11 site
-is played with the 25.05 change; a version newer than the newest row is read and played as
-that row (``Release.played_as`` says so, and the report shows it).
+is played with the 25.05.1 change; a version newer than the newest row is read and played
+as that row (``Played.note`` says so, and the reports show it). Changes in the release notes
+that move no start time the slurm mode plays are listed in docs/snapshots.md.
 """
 from __future__ import annotations
 
@@ -46,17 +47,6 @@ BEHAVIOURS = (
               "every job released with them",
               "cons_tres job_test.c _future_run_test(), _get_last_relevant_job()"),
 )
-
-#: changes in the release notes that move no start time the slurm mode plays, with why
-NOT_PLAYED = (
-    ("25.11.4", "bf_continue no longer ends a cycle on a node state change",
-     "the slurm mode's cycles never yield their locks, so no cycle is cut short"),
-    ("26.05.3", "a priority or time limit changed during a backfill cycle is no longer undone",
-     "the slurm mode applies no update in the middle of a cycle"),
-    ("25.05.0", "PriorityFlags=MAX_TRES_GRES, PreemptMode=PRIORITY",
-     "read with the configuration; billing and preemption are not played"),
-)
-
 
 @dataclass(frozen=True)
 class Release:
