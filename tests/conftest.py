@@ -5,6 +5,9 @@ order (``--dist loadgroup``, the mark ``xdist_group``): those of each Slurm rele
 cluster (tests/integration/conftest.py: one cluster per release, started by the worker
 that runs them, concurrently with the other releases'), and those that start Ray or look
 for Ray's folders and processes (``xdist_group("ray")``)."""
+import os
+import shutil
+import tempfile
 from functools import lru_cache
 
 import pytest
@@ -18,8 +21,14 @@ LELONG_FILTER = CleaningOptions(drop_overruns=True, drop_oversize=True)
 
 def pytest_configure(config):
     """In the controller of a parallel run, compile the simulator (and the families'
-    kernels) before any worker starts: else every worker would compile it at once."""
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+    kernels) before any worker starts: else every worker would compile it at once. In a
+    worker, a state folder of its own (the run lock and the store of the runs that name
+    none): two workers' advisor runs would otherwise meet in the user's."""
+    if hasattr(config, "workerinput"):
+        state = tempfile.mkdtemp(prefix=f"advisor-state-{config.workerinput['workerid']}-")
+        os.environ["XDG_STATE_HOME"] = state
+        config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
+    elif getattr(config.option, "numprocesses", None):
         from advisor.plugins.warmup import compile_all, compiled
         if not compiled():
             compile_all()
