@@ -1,8 +1,10 @@
 """Signals end every run cleanly (issues 18 and 54): a real ``advisor recommend``, with
 ``--store`` and ``--write``, signalled at random moments on every executor (during the
 imports, the trace's replay, Ray's start, the simulations, the writing), exits 130 (SIGINT)
-or 143 (SIGTERM) with one line, and leaves no process, no Ray session folder, no lock
-held, a store that is whole and a change folder that holds a whole set or nothing new.
+or 143 (SIGTERM) with one line (or, signalled before Python has reached the advisor's
+handlers, dies of the signal with nothing written), and leaves no process, no Ray session
+folder, no lock held, a store that is whole and a change folder that holds a whole set or
+nothing new.
 
 SIGINT goes to the process group, as a terminal's Ctrl-C does (Ray's processes block it,
 local workers ignore it); SIGTERM to the advisor alone, as ``kill PID`` and the shipped
@@ -128,8 +130,12 @@ def test_signals_at_random_moments_end_every_run_cleanly(tmp_path, executor):
         where = f"run {n}: {signal.Signals(signum).name} at {delay:.2f} s of {length:.1f}"
         if sent:
             signalled += 1
-            assert (code, err.strip().splitlines()) == \
-                (WORDS[signum][0], [f"advisor: {WORDS[signum][1]}"]), (where, err)
+            # before the interpreter has reached the advisor's handlers (a loaded machine
+            # once took over 0.06 s), the signal's own default ends it: nothing written,
+            # and a shell reports the same 130 or 143
+            assert (code, err.strip().splitlines()) in (
+                (WORDS[signum][0], [f"advisor: {WORDS[signum][1]}"]), (-signum, [])), \
+                (where, err)
         else:
             assert code in (0, 10), (where, err)
         _check_left_clean(tmp_path, proc)
