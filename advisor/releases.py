@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 Version = tuple[int, int, int]
 
@@ -97,7 +98,6 @@ class Played:
     """How a site's version is read and played: its row, the behaviours in force, and a
     note when the row is not the version's own (a newer release than the table knows)."""
 
-    version: str
     release: Release
     behaviours: frozenset[str]
     note: str = ""
@@ -106,13 +106,14 @@ class Played:
         return key in self.behaviours
 
 
+@lru_cache(maxsize=64)   # (the slurm mode asks once per simulation)
 def release_of(version: str) -> Played:
     """The row for ``version`` (``"24.11.5"``) and the behaviours in force at it. An unknown
     version (a trace's) is played as the oldest release; one older than the table as the
     oldest, one newer than the newest as the newest, each with a note saying so."""
     parsed = parse_version(version)
     if parsed is None:
-        return Played(version, RELEASES[0], frozenset())
+        return Played(RELEASES[0], frozenset())
     rows = [r for r in RELEASES if r.version()[:2] <= parsed[:2]]
     row = rows[-1] if rows else RELEASES[0]
     note = ""
@@ -126,7 +127,7 @@ def release_of(version: str) -> Played:
         note = (f"Slurm {row.name} is not run by the advisor's tests; its play follows the "
                 f"release notes between {nearest[-1]} and the next tested release")
     behaviours = frozenset(b.key for b in BEHAVIOURS if parse_version(b.since) <= parsed)
-    return Played(version, row, behaviours, note)
+    return Played(row, behaviours, note)
 
 
 def schema_release(schema: str) -> Release:

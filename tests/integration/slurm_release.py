@@ -22,8 +22,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-#: the Slurm releases the integration tests can run, by the name tests use
-RELEASES = ("22.05", "24.11", "26.05")
+from advisor.releases import TESTED
+
+#: the Slurm releases the integration tests can run, by the name tests use: the rows of
+#: advisor/releases.py marked tested
+RELEASES = TESTED
 HOST_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
 TREE_PACKAGES = ("slurmctld", "slurmd", "slurmdbd", "slurm-client", "munge")
 #: the client commands of slurm-client, each given a wrapper on the host

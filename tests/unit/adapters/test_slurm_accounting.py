@@ -164,5 +164,5 @@ def test_26_05_read_as_24_11_loses_the_whole_node_job():
     doc = slurm_json.load((RECORDINGS["26.05"] / "squeue.json").read_text(), "squeue")
     running, pending = slurm_json.jobs_from_squeue(doc, 0)
     assert not any(j.exclusive for j in (*running, *pending))
-    assert {j.job_id for j in recorded_snapshot("26.05").running if j.exclusive} | {
-        j.job_id for j in recorded_snapshot("26.05").pending if j.exclusive} == {10}
+    snap = recorded_snapshot("26.05")
+    assert {j.job_id for j in (*snap.running, *snap.pending) if j.exclusive} == {10}
