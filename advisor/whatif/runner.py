@@ -15,6 +15,7 @@ import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable, Iterator, Protocol
 
+from advisor import interrupts
 from advisor.errors import BadInput, MissingExtra, SourceUnavailable
 from advisor.whatif import ray_session
 
@@ -88,7 +89,11 @@ class ProcessExecutor(Closing):
                                              initializer=_worker_signals)
         pool = self._pool
         try:
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            # the first submit forks the workers: a signal during the fork would raise in
+            # logging's at-fork callback, where Python prints the exception and drops it,
+            # or in a child before it ignores SIGINT; held, it is raised once they exist
+            with interrupts.deferred():
+                futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
         except BaseException:

@@ -44,7 +44,7 @@ def allowed(name: str, prefixes: tuple[str, ...]) -> bool:
 
 LIBRARY = ("advisor.whatif", "advisor.plugins", "advisor.engine", "advisor.model",
            "advisor.errors", "advisor.units", "advisor.metrics", "advisor.cleaning",
-           "advisor.settings")
+           "advisor.settings", "advisor.interrupts")
 #: a family folder's modules, by role (the name before any "_": kernel_gang is a kernel),
 #: each role at a layer of the library (docs/plugins.md)
 OWN_ENGINE = ("own.kernel", "own.mechanic")
