@@ -250,10 +250,17 @@ def sacct_records(doc: dict) -> list[dict]:
             "req_cpus": int(number(required.get("CPUs")) or 0),
             "alloc_cpus": int(alloc.get("cpu") or 0),
             "nodes": int(number(raw.get("allocation_nodes")) or 0),
+            "node_list": _node_list(raw.get("nodes")),
             "total_cpu": _cpu_seconds(t.get("total")),
             **_memory_asked(required, req), "req_nodes": max(req.get("node", 1), 1),
             "req_gres": req_gres})
     return out
+
+
+def _node_list(nodes) -> str:
+    """The nodes a job ran on, as Slurm writes them ("n[3-4]"); "" before it started
+    (sacct prints "None assigned")."""
+    return "" if not nodes or nodes == "None assigned" else str(nodes)
 
 
 def _memory_asked(required: dict, tres: dict) -> dict:

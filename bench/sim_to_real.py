@@ -12,11 +12,15 @@ predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, sl
 each), ``--memory-every 5`` every 5th other job for three quarters of a node's memory,
 ``--capped-every 3`` every 3rd job in the QOS capped (2 running jobs and 16 CPUs per user),
 ``--accounts research,physics`` the jobs to those accounts in turn (1 and 3 shares).
+``--log-backfill`` has slurmctld log each backfill decision (the job tested, the nodes
+tried, the reservation made; ``DebugFlags=Backfill,BackfillMap,Priority`` at
+``SlurmctldDebug=verbose``) and keeps the cluster's folder, logs included, after the run.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -58,6 +62,8 @@ def main() -> None:
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
     ap.add_argument("--release", choices=RELEASES, default=RELEASES[0],
                     help="the Slurm release the cluster runs (tests/integration)")
+    ap.add_argument("--log-backfill", action="store_true",
+                    help="log slurmctld's backfill decisions and keep the cluster's folder")
     ap.add_argument("--json", help="write the figures and per-job tables here")
     ap.add_argument("--save", help="write the recordings here (per configuration: the "
                                    "slurm.conf settings, the snapshot, the sacct records) as "
@@ -66,14 +72,20 @@ def main() -> None:
     args = ap.parse_args()
     workload = read_swf(resolve_trace(args.trace))
     console = Console()
+    logging = {}
+    if args.log_backfill:
+        os.environ["ADVISOR_KEEP_SLURM"] = "1"
+        logging = {"DebugFlags": "Backfill,BackfillMap,Priority", "SlurmctldDebug": "verbose"}
     cluster = SlurmCluster(release=release(args.release)).start()
+    if args.log_backfill:
+        console.print(f"slurmctld's log: {cluster.root}/log/slurmctld.log")
     results, raw = {}, {}
     try:
         for name in [c for c in args.config or list(CONFIGURATIONS)
                      for _ in range(args.repeat)]:
             settings, partitions, textbook = CONFIGURATIONS[name]
             cluster.cancel_all()
-            cluster.reconfigure(**settings)
+            cluster.reconfigure(**settings, **logging)
             if args.reset_usage and args.accounts:
                 cluster.reset_usage(*args.accounts.split(","))
             name = f"{name}#{sum(1 for k in results if k.split('#')[0] == name) + 1}" \

@@ -116,6 +116,8 @@ def test_sacct_records_say_what_each_job_asked(release):
     assert recs[5]["req_gres"] == {"gpu": 4} and recs[5]["req_nodes"] == 2
     assert recs[6]["req_gres"] == {"gpu": 1}
     assert (recs[8]["qos"], recs[8]["account"]) == ("capped", "physics")
+    assert recs[5]["node_list"] == "n[3-4]" and recs[2]["node_list"] == "n4"  # GPU nodes
+    assert recs[1]["node_list"] == ""                              # never started
 
 
 def test_sampled_jobs_ask_what_their_originals_asked():
