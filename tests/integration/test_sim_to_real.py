@@ -102,9 +102,8 @@ def test_the_snapshot_holds_the_fair_share_state(clean_queue):
     root on slurmctld's host). The play itself is judged on a recording
     (tests/fixtures/sim-to-real/fairshare-40jobs-load1.5.json): live, it met the floor
     alone (97.5%) but not after the other plays of a full CI run. Plays of the same jobs
-    differ by sub-second phases the records do not carry: on 26.05, three plays on new
-    clusters read 85.0%, 82.5% and 90.0% (docs/simulation.md, "Plays differ, not
-    releases")."""
+    differ by sub-second phases the records do not carry: on 26.05, four plays on new
+    clusters read 82.5% to 90.0% (docs/simulation.md, "Plays differ, not releases")."""
     settings, _, _ = CONFIGURATIONS["fairshare-easy"]
     with clean_queue.reconfigured(**settings):
         snapshot = slurm_cli.snapshot(SlurmCommands())

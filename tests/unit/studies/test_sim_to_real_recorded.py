@@ -20,8 +20,9 @@ rounds a backfill reservation's end up to bf_resolution, where 22.05 rounds it d
 26.05 under FCFS (both backfills). A configuration played more than once on the same jobs
 is named ``config#2``, ``#3``: plays of one workload on one release differ by the
 sub-second phases that sacct's whole seconds do not carry (26.05 multifactor: 71.2% and
-97.5%; fair share: 85.0%, 82.5% and 90.0%), and the plays below the floor are expected
-failures, each with its figures (docs/simulation.md, "Sim-to-real on 26.05").
+97.5%; fair share: 85.0%, 82.5%, 90.0% and 90.0%; 24.11 fair share: 80.0%, 77.5% and
+82.5%), and the plays below the floor are expected failures, each with its figures
+(docs/simulation.md, "Plays differ, not releases").
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 SCRIPT = textwrap.dedent("""
-    import multiprocessing, os, signal
+    import multiprocessing, os, signal, time
     from advisor import interrupts
     from advisor.whatif.runner import ProcessExecutor
 
@@ -23,6 +23,10 @@ SCRIPT = textwrap.dedent("""
         done = sorted(pool.map_unordered(abs, [-1, -2, -3]))
         print("finished", done)
     except KeyboardInterrupt:
+        # the pool's own thread may still be reaping a killed worker for a moment
+        deadline = time.monotonic() + 10
+        while multiprocessing.active_children() and time.monotonic() < deadline:
+            time.sleep(0.05)
         print("interrupted", len(multiprocessing.active_children()))
 """)
 
