@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json,
+from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json, _fd2_muted,
                                 _estimates, _exit_at_once, _progress, _shares,
                                 _trace_input, _with_accounts)
 from advisor import interrupts
@@ -319,9 +319,15 @@ def _executing(args):
     interrupts.install()
     try:
         yield executor
-    finally:
-        with interrupts.deferred():
+    except BaseException:
+        # interrupted, Ray's core logs each task its shutdown cuts short to fd 2 from C++
+        # ("Failed to push error to driver"): the run says one line, as on every executor
+        with interrupts.deferred(), _fd2_muted(interrupts.received() is not None):
             executor.close()
+        raise
+    with interrupts.deferred():
+        executor.close()
+
 
 
 def cmd_report(args, out: Console) -> int:

@@ -1,8 +1,10 @@
 """What the commands of ``advisor`` share: reading a trace, checking an output before the
-long work, JSON out, the compile notice and the progress bar. Only the CLI modules use it."""
+long work, JSON out, the compile notice, the progress bar and a muted stderr. Only the CLI
+modules use it."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import contextmanager
 
@@ -122,7 +124,6 @@ def _exit_at_once():
     compiler's child process killed, the one line written, the signal's exit code. Nothing
     is left half done: numba writes each cache file whole (by a rename), and the cache is
     marked compiled only at the end; the lock and the store close with the process."""
-    import os
     import signal
 
     from advisor import interrupts
@@ -143,7 +144,6 @@ def _exit_at_once():
 
 def _kill_children() -> None:
     """SIGKILL this process's children (during the compile: its second compiler)."""
-    import os
     import signal
     from pathlib import Path
     me = str(os.getpid())
@@ -166,3 +166,20 @@ def _progress(what: str):
                   disable=not err.is_terminal) as progress:
         task = progress.add_task(what, total=None)
         yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+@contextmanager
+def _fd2_muted(mute: bool):
+    """File descriptor 2 to /dev/null for the block, when ``mute``."""
+    if not mute:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -310,3 +310,15 @@ def test_timeshare_what_if_json():
         for lay in ("baseline", "split")}
     bad = advisor("timeshare", "SDSC-BLUE", "--share", "1.5")
     assert bad.returncode == 2 and "share" in bad.stderr and not bad.stdout
+
+
+def test_fd2_is_muted_for_the_block_only():
+    """What C code writes to file descriptor 2 (Ray's core, on an interrupted run's
+    shutdown) is dropped inside ``_fd2_muted(True)``, and fd 2 is whole again after it."""
+    script = ("import os\nfrom advisor.cli_common import _fd2_muted\n"
+              "with _fd2_muted(True):\n    os.write(2, b'dropped\\n')\n"
+              "with _fd2_muted(False):\n    os.write(2, b'kept\\n')\n"
+              "os.write(2, b'after\\n')\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0 and run.stderr.split() == ["kept", "after"], run.stderr

@@ -51,6 +51,8 @@ RUNS = [(path.stem, name) for path in sorted(RECORDINGS.glob("*.json"))
 BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32.5%",
          ("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy#2"): "77.5% / 30.0%",
          ("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy#3"): "82.5% / 22.5%",
+         ("slurm-26.05-gpus-memory-limits-40jobs-load1.0", "fcfs-easy"): "85.0% / 77.5%",
+         ("slurm-26.05-gpus-memory-limits-40jobs-load1.0", "fcfs-easy#2"): "85.0% / 77.5%",
          ("slurm-26.05-study-80jobs-load1.5", "multifactor-2part"): "71.2% / 42.5%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy"): "85.0% / 35.0%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy#2"): "82.5% / 32.5%"}
