@@ -47,6 +47,10 @@ BEHAVIOURS = (
               "a planned start waits only for running jobs on the nodes picked, not for "
               "every job released with them",
               "cons_tres job_test.c _future_run_test(), _get_last_relevant_job()"),
+    Behaviour("one_node_first_fit", "26.05.0",
+              "a job on one node at most (one task) takes the first node in node order "
+              "that fits, not the one with the fewest free CPUs",
+              "cons_tres job_test.c _get_one_res()"),
 )
 
 @dataclass(frozen=True)

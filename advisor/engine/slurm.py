@@ -38,7 +38,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTER
                                          C_BF_WINDOW, C_CALC_PERIOD, C_COUNT_RESV,
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
-                                         C_RELEVANT_END, C_RESV_END_UP, C_STARTS_ONLY,
+                                         C_ONE_NODE_FIRST, C_RELEVANT_END, C_RESV_END_UP,
+                                         C_STARTS_ONLY,
                                          C_T0,
                                          C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
@@ -183,6 +184,7 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     played = release_of(config.slurm_version)
     cfg[C_RESV_END_UP] = int(played.plays("resv_end_rounded_up"))
     cfg[C_RELEVANT_END] = int(played.plays("start_at_relevant_end"))
+    cfg[C_ONE_NODE_FIRST] = int(played.plays("one_node_first_fit"))
     return cfg
 
 

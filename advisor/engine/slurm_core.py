@@ -55,8 +55,8 @@ from advisor.engine.slurm_layout import (
     C_BF_WINDOW, C_BF_BUSY_NODES, C_CALC_PERIOD, C_COUNT_RESV,
     C_END_LATENCY, C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0,
     C_WILL_RUN_WINDOW, C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE, C_RESV_END_UP,
-    C_RELEVANT_END, CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES, NREC, REC0, RUNTIME,
-    SUBMIT, USER,
+    C_RELEVANT_END, C_ONE_NODE_FIRST, CPUS, ELIGIBLE, EXCLUSIVE, FIXED, LIMIT, MIN_NODES,
+    NREC, REC0, RUNTIME, SUBMIT, USER,
     priority, record_key, sort_queue)
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, mask_bits, note_free,
                                       popcount, set_range, trailing_zeros, word_cpus, words)
@@ -216,6 +216,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     # a reservation's end is rounded down to bf_resolution, from 24.11 up (F5)
     end_round = res - 1 if cfg[C_RESV_END_UP] != 0 else 0
     relevant_end = cfg[C_RELEVANT_END] != 0
+    one_node_first = cfg[C_ONE_NODE_FIRST] != 0   # 26.05's one-node jobs (F4)
     calc = cfg[C_CALC_PERIOD]
     phase = max(cfg[C_CALC_PHASE], 0)  # an instant PriorityCalcPeriod ticks fall on
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
@@ -526,9 +527,12 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         if tres_on and needs[j]:
             offered(j, avail, atres)
             avail, avail_bits = job_av, job_av_bits
+        # (a one-CPU job is one task, so on one node; the model does not know the tasks
+        # of a wider job, which Slurm may spread up to one node per task)
         return select_nodes(jobs[CPUS, j], jobs[MIN_NODES, j], jobs[EXCLUSIVE, j] != 0,
                             part_bits[p], excl, avail, avail_bits, unit, busy,
-                            free_bits[FULL], usable, scratch, pick_bits, pick_cpus)
+                            one_node_first and jobs[CPUS, j] == 1, free_bits[FULL],
+                            usable, scratch, pick_bits, pick_cpus)
 
     def enqueue(j, t):
         """Job j joins the queue in F1 order; queued records keep their keys until the next
@@ -1101,7 +1105,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             k = pick(j, p, node_free, free_bits, False, tres_free)
             if k == 0:
                 k = select_nodes(jobs[CPUS, j], 0, False, everywhere, excl, node_free,
-                                 free_bits, unit, False, free_bits[FULL], usable,
+                                 free_bits, unit, False, False, free_bits[FULL], usable,
                                  scratch, pick_bits, pick_cpus)
             start_job(j, p, jobs[FIXED, j], k)
         while nxt < n and jobs[SUBMIT, nxt] <= t0:

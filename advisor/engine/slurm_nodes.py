@@ -32,8 +32,8 @@ _COUNTS, _TABLE = types.int64[::1], types.int64[:, ::1]
 #: select_nodes' one signature. Its callers pass literal constants and flags numba types
 #: now as literals, now as bools: left to infer, it compiled six copies of this function.
 SELECT_NODES = types.int64(types.int64, types.int64, types.boolean, _BITS, _BITS, _COUNTS,
-                           _BITMAP, types.boolean, types.boolean, _BITS, _BITS, _TABLE,
-                           _BITS, _COUNTS)
+                           _BITMAP, types.boolean, types.boolean, types.boolean, _BITS, _BITS,
+                           _TABLE, _BITS, _COUNTS)
 
 
 @njit(cache=True, inline="always")
@@ -134,7 +134,8 @@ def _from_runs(nsets, set_a, set_b, set_c, heap, av, exclusive, unit, rem_cpus, 
 
 @njit(SELECT_NODES, cache=True)
 def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_bits,
-                 unit, busy_first, free_full, usable, scratch, out_bits, out_cpus):
+                 unit, busy_first, first_node, free_full, usable, scratch, out_bits,
+                 out_cpus):
     """Choose nodes for a job; returns how many were chosen (0: it does not fit). The
     chosen nodes are the bits of out_bits, the CPUs taken on node n out_cpus[n] (one on
     every node when unit, and then not written).
@@ -142,8 +143,9 @@ def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_
     part_bits: the partition's nodes; excl_bits: nodes excluded for this test (blocked by
     the main scheduler or reserved by backfill); avail: free CPUs per node at the time
     tested, avail_bits its availability bitmap (``node_bits``); unit: every node has one
-    CPU; free_full: the nodes entirely free now (for bf_busy_nodes); usable: a bitmap work
-    area; scratch: a (4, nodes) int64 work area.
+    CPU; first_node: a one-node job of Slurm 26.05 on, which takes the first node in node
+    order that fits (cons_tres _get_one_res()); free_full: the nodes entirely free now (for
+    bf_busy_nodes); usable: a bitmap work area; scratch: a (4, nodes) int64 work area.
     """
     set_a, set_b, set_c, set_m = scratch[0], scratch[1], scratch[2], scratch[3]
     # with one CPU per node, a node with a free CPU is entirely free (FULL is not read)
@@ -154,6 +156,16 @@ def select_nodes(cpus, min_nodes, exclusive, part_bits, excl_bits, avail, avail_
     rem_cpus = cpus
     rem_nodes = max(min_nodes, 1)
     k = 0
+    if first_node:
+        for w in range(usable.shape[0]):
+            x = usable[w]
+            while x != 0:
+                n = w * 64 + np.int64(trailing_zeros(x))
+                x &= x - np.uint64(1)
+                if avail[n] >= rem_cpus:
+                    return _take(n, avail[n], exclusive, rem_cpus, 1, out_bits, out_cpus,
+                                 0)[0]
+        return 0
     if busy_first:  # nodes in use now first, then idle ones, each in index order
         for phase in range(2):
             for w in range(usable.shape[0]):

@@ -29,9 +29,10 @@ def test_the_harness_runs_the_tested_releases():
     ("24.11.5", "24.11", {"resv_end_rounded_up"}, ""),
     ("25.05.0", "25.05", {"resv_end_rounded_up"}, "not run by the advisor's tests"),
     ("25.05.3", "25.05", {"resv_end_rounded_up", "start_at_relevant_end"}, "between 24.11"),
-    ("26.05.5", "26.05", {"resv_end_rounded_up", "start_at_relevant_end"}, ""),
-    ("27.05.1", "26.05", {"resv_end_rounded_up", "start_at_relevant_end"},
-     "played as 26.05"),
+    ("26.05.5", "26.05", {"resv_end_rounded_up", "start_at_relevant_end",
+                          "one_node_first_fit"}, ""),
+    ("27.05.1", "26.05", {"resv_end_rounded_up", "start_at_relevant_end",
+                          "one_node_first_fit"}, "played as 26.05"),
     ("21.08.8", "22.05", set(), "older than any release"),
     ("", "22.05", set(), ""),
 ])

@@ -147,6 +147,22 @@ def test_a_planned_start_waits_for_its_own_nodes_from_25_05_1(version, cpus):
         assert resv[3] == 50 and start[3] == 48 and start[4] == 3
 
 
+@pytest.mark.parametrize("version", ["24.11.5", "25.11.4", "26.05.0", "26.05.5"])
+def test_a_one_cpu_job_takes_the_first_node_that_fits_from_26_05(version):
+    """From 26.05 a job on one node at most takes the first node in node order that fits
+    (cons_tres _get_one_res()), before it the one with the fewest free CPUs that suffice.
+    On two 4-CPU nodes A (2 CPUs, 10 s) starts on n1 and B (3 CPUs, 100 s) on n2; then C
+    (1 CPU) takes n2's last CPU up to 25.11 and a CPU of n1 from 26.05. When A ends, D
+    (on a whole node) finds n1 free up to 25.11 and starts; from 26.05 it waits for B's
+    end."""
+    cfg = replace(SchedulingConfig(), slurm_version=version)
+    jobs = [job(1, 0, 2, 10), job(2, 1, 3, 100), job(3, 2, 1, 1000),
+            job(4, 3, 4, 10, exclusive=True)]
+    start, _ = play(jobs, [10, 100, 1000, 10], cfg, cluster(nodes=2, cpus=4))
+    assert start[:3] == [0, 1, 2]
+    assert start[3] == (101 if version.startswith("26.05") else 10)
+
+
 def test_reservation_waits_for_the_will_run_batch():
     """cons_tres will-run releases running jobs in batches: the first ends 30 s after the
     first job's end rounded up to 30 s (40 -> 60 -> 90), so B (ending at 65) is in A's

@@ -5,7 +5,7 @@ fragmented machine, takes runs from a heap; the reference below re-scans every r
 step, as cons_tres ``_eval_nodes()`` does. Hypothesis draws machines (node sizes, free CPUs,
 a partition mask, excluded nodes; up to 150 nodes, so runs cross 64-node words; all 1-CPU
 nodes often enough for the one-CPU path) and requests; both must choose the same nodes and
-CPUs.
+CPUs. A one-node job of 26.05 on takes the first node in node order that fits instead.
 """
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from advisor.engine.node_bits import FULL, avail_bits_of, mask_bits, words
 from advisor.engine.slurm_nodes import select_nodes
 
 
-def reference(cpus, min_nodes, exclusive, prow, excluded, avail, node_cpus):
-    """[(node, CPUs taken)] or [] when the job does not fit."""
+def reference(cpus, min_nodes, exclusive, prow, excluded, avail, node_cpus,
+              first_node=False):
+    """[(node, CPUs taken)] or [] when the job does not fit; ``first_node``: a one-node job
+    of 26.05 on, on the first node in node order that fits."""
     def offers(n):
         if not prow[n] or excluded[n]:
             return 0
@@ -27,6 +29,9 @@ def reference(cpus, min_nodes, exclusive, prow, excluded, avail, node_cpus):
         return avail[n]
 
     av = [offers(n) for n in range(len(avail))]
+    if first_node:
+        first = next((n for n, a in enumerate(av) if a > 0 and a >= cpus), None)
+        return [] if first is None else [(first, av[first] if exclusive else cpus)]
     runs, start = [], None
     for n, a in enumerate(av + [0]):
         if a > 0 and start is None:
@@ -86,8 +91,9 @@ machines = st.tuples(st.integers(1, 150), st.sampled_from([[1], [1], [1, 2, 4, 1
 
 @settings(max_examples=400, deadline=None)
 @given(machines, st.one_of(st.integers(1, 8), st.integers(1, 200)),
-       st.sampled_from([0, 0, 1, 2, 3]), st.booleans())
-def test_select_nodes_matches_the_plain_rule(machine, cpus, min_nodes, exclusive):
+       st.sampled_from([0, 0, 1, 2, 3]), st.booleans(), st.booleans())
+def test_select_nodes_matches_the_plain_rule(machine, cpus, min_nodes, exclusive, first):
+    first_node = first and min_nodes <= 1    # (only a job on one node at most is)
     sizes, fill, inside, excl_draw = machine
     node_cpus = np.array(sizes, np.int64)
     avail = np.array([round(c * f) for c, f in zip(sizes, fill)], np.int64)
@@ -101,11 +107,11 @@ def test_select_nodes_matches_the_plain_rule(machine, cpus, min_nodes, exclusive
     unit = bool((node_cpus == 1).all())
     out_bits, out_cpus = np.zeros(words(nn), np.uint64), np.ones(nn, np.int64)
     k = select_nodes(cpus, min_nodes, exclusive, bits[0], bits[1], avail, avail_bits,
-                     unit, False, avail_bits[FULL], bits[2],
+                     unit, False, first_node, avail_bits[FULL], bits[2],
                      np.zeros((4, nn), np.int64), out_bits, out_cpus)
     chosen = [n for n in range(nn) if (int(out_bits[n // 64]) >> (n % 64)) & 1]
     assert k == 0 or len(chosen) == k  # on 0 (no fit) the bits are left over
     got = [(n, int(out_cpus[n])) for n in chosen] if k else []
     excluded = [d == 0 for d in excl_draw]
     assert got == sorted(reference(cpus, min_nodes, exclusive, prow, excluded, avail,
-                                   node_cpus))
+                                   node_cpus, first_node))

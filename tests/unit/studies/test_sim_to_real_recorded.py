@@ -51,8 +51,6 @@ RUNS = [(path.stem, name) for path in sorted(RECORDINGS.glob("*.json"))
 BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32.5%",
          ("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy#2"): "77.5% / 30.0%",
          ("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy#3"): "82.5% / 22.5%",
-         ("slurm-26.05-gpus-memory-limits-40jobs-load1.0", "fcfs-easy"): "85.0% / 77.5%",
-         ("slurm-26.05-gpus-memory-limits-40jobs-load1.0", "fcfs-easy#2"): "85.0% / 77.5%",
          ("slurm-26.05-study-80jobs-load1.5", "multifactor-2part"): "71.2% / 42.5%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy"): "85.0% / 35.0%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy#2"): "82.5% / 32.5%"}
@@ -98,15 +96,29 @@ def test_each_release_is_played_as_itself(fixture, recorded, other):
     meets the floor, and as an older or newer release misses more jobs (when written:
     26.05's recording 97.5% as 26.05, 86.2% as 22.05; 24.11's 100% as 24.11, 78.8% as
     22.05; 22.05's 97.5% as 22.05, 90.0% as 24.11). 26.05's read as 24.11 gives its own
-    97.5%: the one rule between them, 25.05.1's planned start (tested on a worked case in
-    tests/unit/engine/test_slurm_engine.py), moves no start of these three plays, at
-    bf_resolution=60 or 1."""
+    97.5%: the rules between them, 25.05.1's planned start and 26.05.0's first node for a
+    one-task job (each tested on a worked case in tests/unit/engine/test_slurm_engine.py),
+    move no start of these three plays (the planned start at bf_resolution=60 or 1)."""
     run = json.loads((RECORDINGS / f"{fixture}.json").read_text())["fcfs-default"]
     snap, textbook = Snapshot.from_dict(run["snapshot"]), CONFIGURATIONS["fcfs-default"][2]
     assert snap.config.slurm_version == recorded
     own = evaluate(snap, run["records"], textbook)["slurm"]["within"]
     wrong = evaluate(_as_release(snap, other), run["records"], textbook)["slurm"]["within"]
     assert own >= FLOOR and wrong < own, (own, wrong)
+
+
+@pytest.mark.parametrize("config", ["fcfs-easy", "fcfs-easy#2"])
+def test_26_05_one_cpu_jobs_take_the_first_node_that_fits(config):
+    """On 26.05's play with GPUs, memory and limits, read as 26.05 (a one-CPU job takes the
+    first node in node order that fits, cons_tres _get_one_res()) the mode meets the floor;
+    read as 24.11 (the node with the fewest free CPUs) it misses the same six jobs in both
+    plays, the first a 1-CPU, 6000 MB job that 26.05 held 42 s (when written: 97.5% and
+    85.0% in each)."""
+    run, out = _evaluated("slurm-26.05-gpus-memory-limits-40jobs-load1.0", config)
+    snap, textbook = Snapshot.from_dict(run["snapshot"]), CONFIGURATIONS["fcfs-easy"][2]
+    assert snap.config.slurm_version == "26.05.5"
+    as_24_11 = evaluate(_as_release(snap, "24.11.5"), run["records"], textbook)
+    assert out["slurm"]["within"] >= FLOOR > as_24_11["slurm"]["within"]
 
 
 def test_age_is_recomputed_at_the_decay_threads_phase():
