@@ -6,12 +6,19 @@ The command line installs ``handler`` for both signals (``install``): a signal t
 ``finally`` runs. Inside ``deferred()`` a signal is only noted, and raised when the block
 ends. Signals are noted, not blocked: Python runs a handler in the main thread whichever
 thread the kernel delivered the signal to, and a run has other threads (Ray's, numba's,
-rich's), so a signal mask of the main thread alone would not hold it back. A library caller
-who installs nothing keeps Python's own behaviour, and ``deferred`` changes nothing.
+rich's), so a signal mask of the main thread alone would not hold it back. Where Python
+cannot raise (a callback from C: numba's compiler, an at-fork hook) it prints the exception
+and drops it; the unraisable hook ``install`` sets sends the signal again, to be raised
+once back in Python's own code. A library caller who installs nothing keeps Python's own
+behaviour, and ``deferred`` changes nothing.
 """
 from __future__ import annotations
 
+import _thread
+import os
 import signal
+import sys
+import time
 from contextlib import contextmanager
 
 #: the signals that end a run, and the exit code each gives (128 + the signal's number)
@@ -45,7 +52,30 @@ def _raise(signum: int) -> None:
 def install() -> dict[int, object]:
     """Our handler for SIGINT and SIGTERM (again, after a library such as Ray put its own);
     returns the handlers it replaced."""
+    if sys.unraisablehook is not _unraisable:
+        _hooks.append(sys.unraisablehook)
+        sys.unraisablehook = _unraisable
     return {s: signal.signal(s, handler) for s in EXIT_CODES}
+
+
+_hooks: list = []   # the unraisable hook ours replaced
+
+
+def _unraisable(unraisable) -> None:
+    """Where Python cannot raise, in a callback from C (numba's compiler notifying
+    llvmlite's object cache, an at-fork hook), it prints the signal's exception and drops
+    it: send the signal again, to be raised once back in Python's own code."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and _received and not _depth:
+        # a moment later, from another thread: sent from here, it would be handled, and
+        # dropped, here (a thread that waits for nothing: Thread.start would wait)
+        _thread.start_new_thread(_resend, (_received[-1],))
+        return
+    (_hooks[-1] if _hooks else sys.__unraisablehook__)(unraisable)
+
+
+def _resend(signum: int) -> None:
+    time.sleep(0.02)
+    os.kill(os.getpid(), signum)
 
 
 def restore(previous: dict[int, object]) -> None:

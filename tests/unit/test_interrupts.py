@@ -1,0 +1,38 @@
+"""A signal whose exception Python cannot raise: in a callback from C (numba's compiler
+notifying llvmlite's object cache, seen in CI: "Exception ignored on calling ctypes callback
+function", SIGTERM at 0.65 s of a run) Python prints the exception and drops it, and the run
+went on. The command line's unraisable hook sends the signal again, to be raised once the
+callback has returned. Here libc's qsort calls back into Python, which signals itself."""
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import ctypes, os, signal, time
+    from advisor import interrupts
+    interrupts.install()
+    compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                               ctypes.POINTER(ctypes.c_int))
+    sent = []
+    def by_value(a, b):
+        if not sent:
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGTERM)
+            sum(range(1000))           # the handler runs here, inside the callback
+        return a[0] - b[0]
+    values = (ctypes.c_int * 5)(5, 3, 1, 4, 2)
+    try:
+        ctypes.CDLL(None).qsort(values, 5, ctypes.sizeof(ctypes.c_int), compare(by_value))
+        time.sleep(5)
+        print("finished")
+    except KeyboardInterrupt as e:
+        print("interrupted", type(e).__name__, list(values))
+""")
+
+
+def test_a_signal_dropped_in_a_callback_from_c_is_raised_after_it():
+    run = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["interrupted", "Terminated", "[1,", "2,", "3,", "4,", "5]"]
+    assert run.stderr == ""
