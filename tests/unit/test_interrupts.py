@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent("""
         time.sleep(5)
         print("finished")
     except KeyboardInterrupt as e:
-        print("interrupted", type(e).__name__, list(values))
+        print("interrupted", type(e).__name__)
 """)
 
 
@@ -34,5 +34,6 @@ def test_a_signal_dropped_in_a_callback_from_c_is_raised_after_it():
     run = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["interrupted", "Terminated", "[1,", "2,", "3,", "4,", "5]"]
+    # (not the sorted values: the comparison the signal cut short answered 0, "equal")
+    assert run.stdout.split() == ["interrupted", "Terminated"]
     assert run.stderr == ""
