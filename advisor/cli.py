@@ -319,14 +319,11 @@ def _executing(args):
     interrupts.install()
     try:
         yield executor
-    except BaseException:
+    finally:
         # interrupted, Ray's core logs each task its shutdown cuts short to fd 2 from C++
         # ("Failed to push error to driver"): the run says one line, as on every executor
         with interrupts.deferred(), _fd2_muted(interrupts.received() is not None):
             executor.close()
-        raise
-    with interrupts.deferred():
-        executor.close()
 
 
 
