@@ -27,6 +27,7 @@ from advisor.engine.core import NO_RESUME
 from advisor.engine.priority import (job_size, no_normal_tres, partition_factor,
                                      static_priority)
 from advisor.engine.slurm_core import simulate_slurm
+from advisor.engine.slurm_state import new_state
 from advisor.engine.slurm_fairshare import build as fairshare_tree
 from advisor.engine.slurm_fairshare import played as fairshare_played
 from advisor.engine.slurm_limits import limit_rows
@@ -117,6 +118,21 @@ def start_times(inp: SlurmInput) -> np.ndarray:
 
 
 def _simulate(inp: SlurmInput, cfg: np.ndarray):
+    start, resv = simulate_slurm(*kernel_arguments(inp, cfg))
+    if inp.timing is None:
+        return start, resv
+    return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
+
+
+def state_for(inp: SlurmInput):
+    """(StateArrays, SlurmState) of a run of ``inp`` before its first instant, for calling
+    the slurm core's steps one at a time (``slurm_state``); times in ``inp.timing``'s
+    ticks."""
+    return new_state(*kernel_arguments(inp, inp.cfg))
+
+
+def kernel_arguments(inp: SlurmInput, cfg: np.ndarray) -> tuple:
+    """``simulate_slurm``'s arguments: ``inp`` in ticks, absent parts as empty arrays."""
     jobs, part_max, max_age = inp.jobs, inp.part_max, inp.max_age
     if inp.timing is not None:
         jobs, part_max, cfg, max_age = in_ticks(jobs, part_max, cfg, max_age, inp.timing)
@@ -137,13 +153,9 @@ def _simulate(inp: SlurmInput, cfg: np.ndarray):
         job_assoc = np.full(jobs.shape[1], -1, np.int64)
     elif inp.timing is not None:  # usage in CPU-ticks, as the runs it adds
         fs_values = fs_values * np.array([[1.0], [inp.timing.tick], [1.0]])
-    start, resv = simulate_slurm(jobs, inp.rec_job, inp.rec_part, inp.rec_static,
-                                 inp.node_cpus, inp.part_nodes, inp.part_tier, part_max, cfg,
-                                 inp.w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
-                                 job_use, fs_tree, fs_children, fs_values, job_assoc)
-    if inp.timing is None:
-        return start, resv
-    return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
+    return (jobs, inp.rec_job, inp.rec_part, inp.rec_static, inp.node_cpus, inp.part_nodes,
+            inp.part_tier, part_max, cfg, inp.w_age, max_age, node_tres, job_tres, lim_cap,
+            job_lim, job_use, fs_tree, fs_children, fs_values, job_assoc)
 
 
 def config_vector(config: SchedulingConfig, t0: int | None = None,
