@@ -26,10 +26,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from advisor import cli_args, interrupts
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json, _fd2_muted,
                                 _estimates, _exit_at_once, _progress, _shares,
                                 _trace_input, _with_accounts)
-from advisor import interrupts
+from advisor.cli_plugins import Command, commands
 from advisor.errors import AdvisorError, BadInput
 
 if TYPE_CHECKING:
@@ -397,13 +398,39 @@ def cmd_bench(args, out: Console) -> int:
 
 
 
-COMMANDS = {"replay": cmd_replay, "snapshot": cmd_snapshot,
-            "recommend": cmd_recommend, "report": cmd_report, "history": cmd_history,
-            "policies": cmd_policies, "bench": cmd_bench, "compile": cmd_compile}
-
-
-#: the commands that use policy plugins: they load (and check) every plugin before any work
-USES_PLUGINS = ("replay", "snapshot", "recommend", "policies")
+# the built-in commands, registered as entry points (advisor.commands) as a family's are
+REPLAY = Command(
+    "replay", "simulate a trace under one or many policies",
+    "advisor replay CTC-SP2 --policy easy:FCFS:FCFS --policy easy:SPF:SPF:T=20h",
+    cli_args.replay_arguments, cmd_replay, uses_plugins=True)
+SNAPSHOT = Command(
+    "snapshot", "the state the advisor sees: a live Slurm cluster, or a trace replayed up "
+    "to a moment", "advisor snapshot --from swf:KTH-SP2@1996-12-09T13:00",
+    cli_args.snapshot_arguments, cmd_snapshot, uses_plugins=True)
+RECOMMEND = Command(
+    "recommend", "simulate candidate configurations from a snapshot and recommend the "
+    "change that wins (exit 10) or none (exit 0)",
+    "advisor recommend --from swf:KTH-SP2@150d --write change/",
+    cli_args.recommend_arguments, cmd_recommend, uses_plugins=True)
+REPORT = Command(
+    "report", "the admin's view: the latest recommendation in full (cluster, candidates, "
+    "decision, change) and the past ones", "advisor report --last 10 --plot report.png",
+    cli_args.report_arguments, cmd_report)
+HISTORY = Command(
+    "history", "finished jobs from slurmdbd (sacct) as an SWF trace",
+    "advisor history --since 30d --out site.swf.gz", cli_args.history_arguments,
+    cmd_history)
+POLICIES = Command(
+    "policies", "list installed policy plugins and their parameters",
+    "advisor policies --json", cli_args.policies_arguments, cmd_policies,
+    uses_plugins=True)
+COMPILE = Command(
+    "compile", "compile the simulator for this machine and user now (a package install or "
+    "a service's ExecStartPre runs it, so that the first recommendation does not wait for "
+    "it)", "advisor compile", cli_args.compile_arguments, cmd_compile)
+BENCH = Command(
+    "bench", "print performance figures", "advisor bench --skip-tune",
+    cli_args.bench_arguments, cmd_bench)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -472,22 +499,18 @@ def _run(argv: list[str] | None) -> int:
 
     from advisor.adapters.config import load_defaults
     from advisor.cli_args import apply_config, build_parser
-    parser = build_parser()
+    every = commands()
+    parser = build_parser(every)
     args = parser.parse_args(argv)
-    apply_config(parser, argv, args, load_defaults())
+    apply_config(parser, argv, args, load_defaults(), every)
     # off a terminal (a file, a pipe, cron's mail) rich takes COLUMNS, else 80: the views
     # lay their tables out for the width they get and never cut a figure
     out = Console()
-    run = COMMANDS.get(args.command)
-    uses_plugins = args.command in USES_PLUGINS
-    if run is None:              # a family's command (advisor.cli_plugins)
-        from advisor.cli_plugins import commands
-        family = next(c for c in commands() if c.name == args.command)
-        run, uses_plugins = family.run, family.uses_plugins
-    if uses_plugins:
+    command = next(c for c in every if c.name == args.command)
+    if command.uses_plugins:
         from advisor.plugins.registry import registry
         registry()
-    return run(args, out)
+    return command.run(args, out)
 
 
 def _fail(e: AdvisorError) -> int:

@@ -12,19 +12,6 @@ from advisor.cli_types import (Parser, count, date_moment, duration, estimates, 
 from advisor.settings import Settings
 from advisor.units import format_duration
 
-#: one example per command, shown at the end of its --help
-EXAMPLES = {
-    "replay": "advisor replay CTC-SP2 --policy easy:FCFS:FCFS --policy easy:SPF:SPF:T=20h",
-    "snapshot": "advisor snapshot --from swf:KTH-SP2@1996-12-09T13:00",
-    "recommend": "advisor recommend --from swf:KTH-SP2@150d --write change/",
-    "report": "advisor report --last 10 --plot report.png",
-    "history": "advisor history --since 30d --out site.swf.gz",
-    "policies": "advisor policies --json",
-    "compile": "advisor compile",
-    "bench": "advisor bench --skip-tune",
-}
-
-
 def trace_options(p: argparse.ArgumentParser, since_note: str = "") -> None:
     """What every command that plays a trace takes, with the same meaning everywhere."""
     p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
@@ -136,21 +123,25 @@ EXECUTORS = ("auto", "serial", "process", "ray")
 DEFAULT_REPLAY = ("easy:FCFS:FCFS", "easy:SPF:SPF", "easy:SPF:SPF:T=20h", "conservative:FCFS")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands) -> argparse.ArgumentParser:
+    """The parser of ``advisor`` with ``commands`` (``cli_plugins.commands()``: the
+    built-in ones and the families', through one registry)."""
     parser = Parser(prog="advisor", description=(
         "Which Slurm scheduling configuration serves your cluster best, proven by "
         "simulation. Defaults come from /etc/slurm-policy-advisor/advisor.toml, then "
         "$XDG_CONFIG_HOME/slurm-policy-advisor/advisor.toml, then the options given."),
-        epilog="example: " + EXAMPLES["recommend"])
+        epilog="example: " + next((c.example for c in commands if c.name == "recommend"),
+                                  "advisor recommend"))
     parser.add_argument("--version", action="version",
                         version=f"%(prog)s (slurm-policy-advisor) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for c in commands:
+        c.add_arguments(sub.add_parser(c.name, help=c.help, epilog="example: " + c.example,
+                                       description=c.help[0].upper() + c.help[1:] + "."))
+    return parser
 
-    def command(name: str, help: str, example: str = "") -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
-                              epilog="example: " + (example or EXAMPLES[name]))
 
-    p = command("replay", "simulate a trace under one or many policies")
+def replay_arguments(p: argparse.ArgumentParser) -> None:
     trace_options(p, "; with --online, the jobs finished before it are the advisor's "
                    "history at the start, as sacct's would be")
     p.add_argument("--policy", action="append", metavar="SPEC",
@@ -184,16 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
     _fair_share_options(p, "--online")
     _recommend_options(p)
 
-    p = command("snapshot", "the state the advisor sees: a live Slurm cluster, or a trace "
-                "replayed up to a moment")
+
+def snapshot_arguments(p: argparse.ArgumentParser) -> None:
     _source_options(p)
     p.add_argument("--top", type=count(0), default=10, help="pending jobs shown "
                    "(default 10)")
     p.add_argument("--out", metavar="FILE", help="also write the snapshot as JSON")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
 
-    p = command("recommend", "simulate candidate configurations from a snapshot and "
-                "recommend the change that wins (exit 10) or none (exit 0)")
+
+def recommend_arguments(p: argparse.ArgumentParser) -> None:
     _source_options(p)
     p.add_argument("--seed", type=count(0), default=0, help="seed of every random draw")
     _recommend_options(p)
@@ -213,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "includes last (default: advisor.conf beside slurm.conf)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
-    p = command("report", "the admin's view: the latest recommendation in full (cluster, "
-                "candidates, decision, change) and the past ones")
+
+def report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DB", help="the SQLite history recommend keeps "
                    "(default as recommend); it must exist")
     p.add_argument("--last", type=count(0), default=20, help="past runs listed "
@@ -224,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the latest run and the past "
                    "ones as one JSON document")
 
-    p = command("history", "finished jobs from slurmdbd (sacct) as an SWF trace")
+
+def history_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", default="slurm", type=one_of("slurm"),
                    help="where the history comes from (slurm)")
     p.add_argument("--since", default="30d", type=since_moment, help="how far back: 30d, "
@@ -238,15 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     _slurm_options(p)
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
 
-    p = command("policies", "list installed policy plugins and their parameters")
+
+def policies_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print them as one JSON document")
 
-    p = command("compile", "compile the simulator for this machine and user now (a "
-                "package install or a service's ExecStartPre runs it, so that the first "
-                "recommendation does not wait for it)")
+
+def compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print where and how long as JSON")
 
-    p = command("bench", "print performance figures")
+
+def bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=count(1), default=5, help="timed runs per figure, "
                    "their median shown (default 5)")
     p.add_argument("--skip-tune", action="store_true",
@@ -258,16 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the figures as one JSON "
                    "document")
 
-    from advisor.cli_plugins import commands, refused
-    for c in commands():         # the families' own (advisor.cli_plugins)
-        if c.name in sub.choices:
-            raise refused(c, "takes the name of a built-in command")
-        c.add_arguments(command(c.name, c.help, c.example))
-    return parser
-
 
 def apply_config(parser: argparse.ArgumentParser, argv: list[str] | None,
-                 args: argparse.Namespace, defaults) -> None:
+                 args: argparse.Namespace, defaults, commands) -> None:
     """The configuration files' values (``adapters.config.Defaults``) for the options of
     ``args.command`` that the command line did not give, each checked as the option's own
     value is; a bad one names its file and key. A command that takes none of the files'
@@ -280,7 +266,7 @@ def apply_config(parser: argparse.ArgumentParser, argv: list[str] | None,
         return
     if defaults.problems:
         raise defaults.problems[0]
-    given = set(vars(_given_only(args.command).parse_args(argv)))
+    given = set(vars(_given_only(commands).parse_args(argv)))
     for key, (value, path) in defaults.values.items():
         if key not in actions or key in given:
             continue
@@ -308,10 +294,10 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict:
     return sub.choices
 
 
-def _given_only(command: str) -> argparse.ArgumentParser:
+def _given_only(commands) -> argparse.ArgumentParser:
     """A parser of the whole line whose options have no defaults: what it returns is what
     the line itself sets."""
-    parser = build_parser()
+    parser = build_parser(commands)
     for sub in _subparsers(parser).values():
         for action in sub._actions:
             action.default = argparse.SUPPRESS

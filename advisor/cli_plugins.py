@@ -1,21 +1,21 @@
-"""Commands a policy family adds to ``advisor`` (its study over a trace, a model), found as
-the policy plugins are: through the entry-point group ``advisor.commands``, one
-``name = "package.module:OBJECT"`` each, the built-in families' in pyproject.toml exactly
-as a site's package lists its own. Each is checked when the parser is built: one missing a
-member, named otherwise than its entry point or over a built-in command is refused with one
-line naming its package.
+"""The commands of ``advisor``, found through one registry: the entry-point group
+``advisor.commands``, one ``name = "package.module:OBJECT"`` each. The built-in commands
+are registered there in pyproject.toml exactly as a family's, or a site's package, lists its
+own. Each is checked when the parser is built: one missing a member, named otherwise than
+its entry point, or taking another's name is refused with one line naming its package.
 
 A command's module needs only this module's names (the helpers every trace command shares):
 
     from advisor.cli_plugins import (EXIT_OK, Command, atomic_write, check_output,
                                      check_param, compile_notice, count, duration,
                                      emit_json, estimates, number, one_of, progress,
-                                     trace_input, trace_options)
+                                     trace_input, trace_options, trace_study)
 
 ``add_arguments(parser)`` declares its options (``trace_options(parser)`` for the ones
 every trace command takes); ``run(args, console)`` does the work and returns the exit
-code, raising ``AdvisorError`` for the CLI to map. It imports its study inside ``run``, so
-that building the parser stays quick.
+code, raising ``AdvisorError`` for the CLI to map. A study over a trace is one call of
+``trace_study``. A command imports its study inside ``run``, so that building the parser
+stays quick.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
+from typing import Any
 
 from advisor.adapters.files import atomic_write
 from advisor.cli_args import trace_options
@@ -42,7 +43,7 @@ trace_input = _trace_input
 
 __all__ = ["EXIT_OK", "GROUP", "Command", "atomic_write", "check_output", "check_param",
            "compile_notice", "commands", "count", "duration", "emit_json", "estimates",
-           "number", "one_of", "progress", "trace_input", "trace_options"]
+           "number", "one_of", "progress", "trace_input", "trace_options", "trace_study"]
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,6 @@ def check_param(spec: str, option: str) -> None:
         raise BadInput(f"{option}: {e}") from None
 
 
-def refused(command: Command, problem: str) -> PluginRefused:
-    return PluginRefused(f"command '{command.name}': {problem}; fix or uninstall its package")
-
-
 @lru_cache(maxsize=1)
 def commands() -> tuple[Command, ...]:
     """Every installed command, checked, by name."""
@@ -95,3 +92,33 @@ def commands() -> tuple[Command, ...]:
             refuse("takes the name of another command")
         out[ep.name] = command
     return tuple(out[n] for n in sorted(out))
+
+
+def trace_study(args, out, play: Callable[[Any, Any, Callable], Any], *,
+                as_dict: Callable[[Any, Any], dict], view: Callable[[Any, Any], Any],
+                png: Callable[[Any, Any], bytes] | None = None,
+                progress_of: str = "simulating", compile: bool = True) -> int:
+    """What every study over a trace does, in order: ``--plot``'s file checked before any
+    work, the trace read (``trace_input``), the simulator compiled, then
+    ``play(workload, before, on_progress)`` under a progress bar, and its result written
+    as ``--plot``'s PNG (``png(workload, result)``) and printed as one JSON document
+    (``as_dict``) or for the terminal (``view``: a renderable or a list of them)."""
+    plot = getattr(args, "plot", None)
+    if plot:
+        if png is None:
+            raise BadInput("--plot: this command draws no plot")
+        check_output(plot, extra=("matplotlib", "plot"))
+    workload, before = trace_input(args)
+    if compile:
+        compile_notice()
+    with progress(progress_of) as on_progress:
+        result = play(workload, before, on_progress)
+    if plot:
+        atomic_write(plot, png(workload, result))
+    if args.json:
+        emit_json(as_dict(workload, result))
+    else:
+        shown = view(workload, result)
+        for renderable in shown if isinstance(shown, list) else [shown]:
+            out.print(renderable)
+    return EXIT_OK

@@ -4,9 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from advisor.cli_plugins import (EXIT_OK, Command, atomic_write, check_output, check_param,
-                                 compile_notice, count, duration, emit_json, estimates,
-                                 progress, trace_input, trace_options)
+from advisor.cli_plugins import (Command, check_param, count, duration, estimates,
+                                 trace_options, trace_study)
 
 
 def _arguments(p) -> None:
@@ -25,31 +24,26 @@ def _arguments(p) -> None:
 
 def _run(args, out) -> int:
     from advisor.policies.ordering.study import tune
-    from advisor.policies.ordering.view import tune_table
+    from advisor.policies.ordering.view import tune_png, tune_table
     from advisor.units import format_duration
+    from advisor.views.report import workload_dict
     from advisor.whatif.runner import make_executor
     for t in args.threshold:
         check_param(f"easy:FCFS:FCFS:T={format_duration(t)}",
                     f"--threshold {format_duration(t)}")
     model = replace(estimates(args.estimates), seed=args.seed)
-    if args.plot:
-        check_output(args.plot, extra=("matplotlib", "plot"))
-    workload, _ = trace_input(args)
-    compile_notice()
-    with make_executor(args.workers, "process") as executor, \
-            progress("simulating weeks") as on_progress:
-        result = tune(workload, weeks=args.weeks, seed=args.seed,
-                      thresholds=tuple(args.threshold), estimates=model, executor=executor,
-                      on_progress=on_progress)
-    if args.plot:
-        from advisor.policies.ordering.view import tune_png
-        atomic_write(args.plot, tune_png(result, title=Path(workload.source).name))
-    if args.json:
-        from advisor.views.report import workload_dict
-        emit_json({**workload_dict(workload), **result.as_dict()})
-    else:
-        out.print(tune_table(workload, result, estimates=args.estimates))
-    return EXIT_OK
+
+    def play(workload, before, on_progress):
+        with make_executor(args.workers, "process") as executor:
+            return tune(workload, weeks=args.weeks, seed=args.seed,
+                        thresholds=tuple(args.threshold), estimates=model,
+                        executor=executor, on_progress=on_progress)
+
+    return trace_study(
+        args, out, play, progress_of="simulating weeks",
+        png=lambda w, r: tune_png(r, title=Path(w.source).name),
+        as_dict=lambda w, r: {**workload_dict(w), **r.as_dict()},
+        view=lambda w, r: tune_table(w, r, estimates=args.estimates))
 
 
 TUNE = Command(

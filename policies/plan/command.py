@@ -1,8 +1,7 @@
 """``advisor plans``: Zheng et al.'s study over a trace (``study.plan_study``)."""
 from __future__ import annotations
 
-from advisor.cli_plugins import (EXIT_OK, Command, atomic_write, check_output, compile_notice,
-                                 emit_json, estimates, progress, trace_input, trace_options)
+from advisor.cli_plugins import Command, estimates, trace_options, trace_study
 
 
 def _arguments(p) -> None:
@@ -17,26 +16,21 @@ def _arguments(p) -> None:
 
 def _run(args, out) -> int:
     from advisor.policies.plan.study import plan_study
-    if args.plot:
-        check_output(args.plot, extra=("matplotlib", "plot"))
-    workload, _ = trace_input(args)
-    compile_notice()
-    with progress("policies replayed") as on_progress:
-        study = plan_study(workload, args.policy, estimates(args.estimates), args.seed,
-                           on_progress)
-    bins = study.run_named(args.bins).name if args.bins else \
-        next((r.name for r in study.runs[1:] if r.name == "PLAN2"), study.runs[-1].name)
-    if args.plot:
-        from advisor.policies.plan.view import plan_bins_png
-        atomic_write(args.plot, plan_bins_png(study, bins))
-    if args.json:
-        emit_json(study.as_dict())
-    else:
-        from advisor.policies.plan.view import plan_study_view
-        from advisor.views.report import workload_caption
-        out.print(workload_caption(workload, args.estimates))
-        out.print(plan_study_view(study, bins if args.bins else None))
-    return EXIT_OK
+    from advisor.policies.plan.view import plan_bins_png, plan_study_view
+    from advisor.views.report import workload_caption
+
+    def bins(study) -> str:
+        return study.run_named(args.bins).name if args.bins else \
+            next((r.name for r in study.runs[1:] if r.name == "PLAN2"), study.runs[-1].name)
+
+    return trace_study(
+        args, out, lambda w, before, on_progress: plan_study(
+            w, args.policy, estimates(args.estimates), args.seed, on_progress),
+        progress_of="policies replayed",
+        png=lambda w, study: plan_bins_png(study, bins(study)),
+        as_dict=lambda w, study: study.as_dict(),
+        view=lambda w, study: [workload_caption(w, args.estimates),
+                               plan_study_view(study, bins(study) if args.bins else None)])
 
 
 PLANS = Command(

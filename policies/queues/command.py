@@ -1,9 +1,8 @@
 """``advisor queues``: Lawson and Smirni's study over a trace (``study.queue_count_study``)."""
 from __future__ import annotations
 
-from advisor.cli_plugins import (EXIT_OK, Command, atomic_write, check_output, check_param,
-                                 compile_notice, count, emit_json, number, one_of, progress,
-                                 trace_input, trace_options)
+from advisor.cli_plugins import (Command, check_param, count, number, one_of, trace_options,
+                                 trace_study)
 
 
 def _arguments(p) -> None:
@@ -25,26 +24,17 @@ def _arguments(p) -> None:
 
 def _run(args, out) -> int:
     from advisor.policies.queues.study import queue_count_study
+    from advisor.policies.queues.view import queue_count_png, queue_count_view
+    from advisor.views.report import workload_caption
     check_param(f"easy:FCFS:P={args.parts}", f"--parts {args.parts}")
-    if args.plot:
-        check_output(args.plot, extra=("matplotlib", "plot"))
-    workload, _ = trace_input(args)
-    compile_notice()
-    with progress("weeks replayed") as on_progress:
-        study = queue_count_study(workload, args.trigger, args.weeks_ahead, args.estimates,
-                                  args.futures, args.parts, args.samples, args.seed,
-                                  on_progress)
-    if args.plot:
-        from advisor.policies.queues.view import queue_count_png
-        atomic_write(args.plot, queue_count_png(study))
-    if args.json:
-        emit_json(study.as_dict())
-    else:
-        from advisor.policies.queues.view import queue_count_view
-        from advisor.views.report import workload_caption
-        out.print(queue_count_view(study, caption=workload_caption(workload,
-                                                                   args.estimates)))
-    return EXIT_OK
+    return trace_study(
+        args, out, lambda w, before, on_progress: queue_count_study(
+            w, args.trigger, args.weeks_ahead, args.estimates, args.futures, args.parts,
+            args.samples, args.seed, on_progress),
+        progress_of="weeks replayed", png=lambda w, study: queue_count_png(study),
+        as_dict=lambda w, study: study.as_dict(),
+        view=lambda w, study: queue_count_view(
+            study, caption=workload_caption(w, args.estimates)))
 
 
 QUEUES = Command(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from advisor.cli_plugins import (EXIT_OK, Command, check_param, compile_notice, count,
                                  duration, emit_json, estimates, number, one_of, trace_input,
-                                 trace_options)
+                                 trace_options, trace_study)
 
 
 def _class_options(p) -> None:
@@ -82,19 +82,14 @@ def _timeshare(args, out) -> int:
                 f":route={args.route}", "--share, --mpl, --slice or --route")
     setting = TimeShare(share=args.share, mpl=args.mpl, slice_s=args.slice,
                         switch_s=args.switch, route=tuple(args.route.split(",")))
+    from advisor.policies.timeshare.view import timeshare_view
+    from advisor.views.report import workload_caption
     rule = ClassRule(busy=args.busy, idle=args.idle)
-    workload, before = trace_input(args)
-    compile_notice()
-    with out.status("simulating both layouts"):
-        study = timeshare_study(workload, setting, before, rule, estimates(args.estimates))
-    if args.json:
-        emit_json(study.as_dict())
-    else:
-        from advisor.policies.timeshare.view import timeshare_view
-        from advisor.views.report import workload_caption
-        out.print(workload_caption(workload, args.estimates))
-        out.print(timeshare_view(study))
-    return EXIT_OK
+    return trace_study(
+        args, out, lambda w, before, on_progress: timeshare_study(
+            w, setting, before, rule, estimates(args.estimates)),
+        progress_of="simulating both layouts", as_dict=lambda w, study: study.as_dict(),
+        view=lambda w, study: [workload_caption(w, args.estimates), timeshare_view(study)])
 
 
 CLASSES = Command(

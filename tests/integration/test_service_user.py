@@ -141,7 +141,8 @@ def test_every_command_as_the_unit_user_without_its_cache_folder(installed):
     user = _user()
     env = {k: v for k, v in _unit_env(base, user).items() if k != "CACHE_DIRECTORY"}
     from advisor.cli_args import _subparsers, build_parser
-    for name in _subparsers(build_parser()):
+    from advisor.cli_plugins import commands
+    for name in _subparsers(build_parser(commands())):
         done = _as_user(user, env, str(advisor), name, "--help")
         assert done.returncode == 0 and "Traceback" not in done.stderr, (name, done.stderr)
     for args in (["policies"], ["policies", "--json"], ["report"]):

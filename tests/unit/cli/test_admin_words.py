@@ -173,7 +173,8 @@ def test_every_option_of_every_command_says_what_it_does():
     import argparse
 
     from advisor.cli_args import build_parser
-    parser = build_parser()
+    from advisor.cli_plugins import commands
+    parser = build_parser(commands())
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     silent = [f"{name} {a.option_strings or a.dest}" for name, command in sub.choices.items()
               for a in command._actions if not a.help]
