@@ -1,13 +1,16 @@
-"""Where a snapshot comes from: ``--from slurm[:cli|:pyslurm]`` or ``--from swf:TRACE@TIME``.
+"""Where a snapshot comes from: ``slurm[:cli|:pyslurm]``, ``swf:TRACE@TIME`` or
+``snapshot:FILE``, as ``--from`` writes them.
 
-A spec string and options in; out, either a live cluster already read, which meets the
-advice's ``Source`` protocol (``advisor.whatif.advise``: its snapshot, and the history of
-the weeks before it from slurmdbd), or a trace read from its file with the moment asked for
-(``advisor.whatif.advise.TraceMoment`` replays it there). Errors name the problem and its
-fix.
+A spec string and options in; out, what was read: a live cluster, which meets the advice's
+``Source`` protocol (``advisor.whatif.advise``: its snapshot, and the history of the weeks
+before it from slurmdbd); a trace read from its file with the moment asked for
+(``advisor.whatif.advise.TraceMoment`` replays it there); or a snapshot written by
+``advisor snapshot --out``. ``advisor.sources.open_source`` makes each a ``Source``. Errors
+name the problem and its fix.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pandas as pd
@@ -15,11 +18,11 @@ import pandas as pd
 from advisor.adapters import slurm_cli, slurm_pyslurm
 from advisor.adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
-from advisor.errors import BadInput
+from advisor.errors import BadInput, SourceUnavailable
 from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
 from advisor.adapters.swf import resolve_trace
 
-SPECS = "slurm, slurm:cli, slurm:pyslurm or swf:TRACE@TIME"
+SPECS = "slurm, slurm:cli, slurm:pyslurm, swf:TRACE@TIME or snapshot:FILE"
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,9 @@ class TraceAt:
     name: str = ""       # the spec it was opened from (swf:KTH-SP2@150d)
 
 
-def open_source(spec: str, options: SourceOptions = SourceOptions()) -> LiveCluster | TraceAt:
+def read_source(spec: str, options: SourceOptions = SourceOptions()
+                ) -> LiveCluster | TraceAt | Snapshot:
+    """What ``spec`` names, read."""
     kind, _, rest = spec.partition(":")
     if kind == "slurm":
         adapter = rest or ("pyslurm" if slurm_pyslurm.available() else "cli")
@@ -74,4 +79,23 @@ def open_source(spec: str, options: SourceOptions = SourceOptions()) -> LiveClus
                            "swf:KTH-SP2@10d or swf:KTH-SP2@1996-10-01T12:00")
         return TraceAt(read_swf(resolve_trace(trace), procs=options.procs,
                                 cleaning=options.cleaning), moment, spec)
+    if kind == "snapshot" and rest:
+        return read_snapshot(rest)
     raise BadInput(f"unknown source '{spec}'; use {SPECS}")
+
+
+def read_snapshot(path: str) -> Snapshot:
+    """A snapshot written by ``advisor snapshot --out`` (``Snapshot.to_dict`` as JSON)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise SourceUnavailable(f"cannot read the snapshot {path}: {e.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BadInput(f"{path} is not a snapshot's JSON ({e}): write one with advisor "
+                       "snapshot --out FILE") from None
+    try:
+        return Snapshot.from_dict(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BadInput(f"{path} is not a snapshot advisor snapshot --out wrote: "
+                       f"{type(e).__name__} {e}") from None

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from advisor import cli_args, interrupts
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json, _fd2_muted,
                                 _estimates, _exit_at_once, _progress, _shares,
-                                _trace_input, _with_accounts)
+                                _trace_input)
 from advisor.cli_plugins import Command, commands
 from advisor.errors import AdvisorError, BadInput
 
@@ -62,7 +62,6 @@ def _settings(args, **changes):
             value = tuple(parse_policy(s) for s in value) if value else None
         given[f.name] = value
     settings = Settings(**{**given, **changes})
-    settings.check()
     if hasattr(args, "workers"):
         from advisor.whatif.runner import check_workers
         check_workers(args.workers, args.ray_address)
@@ -183,22 +182,13 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
 
 
 def _source(args):
-    """The source ``--from`` names (``advisor.whatif.advise.Source``): a live cluster, read
-    now, or a trace to be replayed to the moment under ``--policy`` (parsed first, before
-    any reading)."""
-    from advisor.adapters.sources import SourceOptions, TraceAt, open_source
+    """The source ``--from`` names (``advisor.sources.open_source``), the policy and the
+    shares file read first, before any reading of the source."""
     from advisor.plugins.spec import parse_policy
-    from advisor.whatif.advise import as_source
+    from advisor.sources import open_source
     policy = parse_policy(args.policy) if args.policy else None
-    shares = _shares(args.fair_share, args.shares)
-    if args.fair_share and not args.source.startswith("swf:"):
-        raise BadInput("--fair-share makes a trace's groups accounts; a live cluster has "
-                       "its own (sshare): use it with --from swf:TRACE@TIME")
-    opened = open_source(args.source, SourceOptions(commands=_commands(args)))
-    if isinstance(opened, TraceAt):
-        opened = replace(opened, workload=_with_accounts(args.fair_share, opened.workload,
-                                                         shares))
-    return as_source(opened, policy)
+    return open_source(args.source, policy, args.fair_share,
+                       _shares(args.fair_share, args.shares), _commands(args))
 
 
 def cmd_snapshot(args, out: Console) -> int:

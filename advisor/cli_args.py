@@ -63,9 +63,10 @@ def _fair_share_options(p: argparse.ArgumentParser, where: str) -> None:
 def _source_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", default="slurm", metavar="SOURCE",
                    help="slurm (pyslurm when installed, else the commands), slurm:cli, "
-                        "slurm:pyslurm, or swf:TRACE@TIME with TIME a time since the "
+                        "slurm:pyslurm, swf:TRACE@TIME with TIME a time since the "
                         "trace's start (10d, 36h) or a date in its time zone "
-                        "(1996-10-01T12:00)")
+                        "(1996-10-01T12:00), or snapshot:FILE, a snapshot advisor snapshot "
+                        "--out wrote (no history: futures without arrivals)")
     p.add_argument("--policy", metavar="SPEC", help="swf sources: the policy the trace is "
                    "replayed under, in effect at the moment (default EASY-FCFS-FCFS; with "
                    "--fair-share, the site's own priority)")

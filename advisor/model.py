@@ -137,6 +137,12 @@ def empty_jobs() -> pd.DataFrame:
     return derive_columns(pd.DataFrame(cols))
 
 
+def empty_history() -> pd.DataFrame:
+    """A history that holds no job: ``HISTORY_COLUMNS``, typed."""
+    return pd.DataFrame({c: pd.Series(dtype=object if c in ("user", "partition") else "int64")
+                         for c in HISTORY_COLUMNS})
+
+
 def workload_from_records(records: list[dict], procs: int, name: str = "memory") -> Workload:
     """Build a Workload from a few hand-written jobs (tests, examples).
 

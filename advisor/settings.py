@@ -111,6 +111,9 @@ class Settings:
         "priority weights (default: such candidates are left out, never recommended)",
         "switch")
 
+    def __post_init__(self):
+        self.check()     # a Settings is checked once, when made: none exists out of bounds
+
     def check(self) -> None:
         self._check_bounds()
         if self.objective not in OBJECTIVES:

@@ -1,10 +1,12 @@
 """One piece of advice from a source: the workflow of ``advisor recommend`` as a library call.
 
-A *source* is what the advice is about: a live cluster (``advisor.adapters.sources``), or a
-trace replayed to a moment (``TraceMoment``). Both give a snapshot and the history of the
-weeks before it, as the one protocol ``Source`` says. ``advise`` reads them, simulates the
-candidates (``recommend``), and returns the recommendation with the Slurm change that
-enacts it; writing that change, applying it and recording the run are the caller's.
+A *source* is what the advice is about: a live cluster (``advisor.adapters.sources``), a
+trace replayed to a moment (``TraceMoment``), or a snapshot held in memory
+(``StaticSource``). Each gives a snapshot and the history of the weeks before it, as the
+one protocol ``Source`` says; ``advisor.sources.open_source`` opens any of them by name.
+``advise`` reads them, simulates the candidates (``recommend``), and returns the
+recommendation with the Slurm change that enacts it; writing that change, applying it and
+recording the run are the caller's.
 """
 from __future__ import annotations
 
@@ -16,15 +18,13 @@ import pandas as pd
 
 from advisor.engine import Estimates
 from advisor.errors import BadInput
-from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload, release_of
-from advisor.plugins.spec import Policy, parse_policy
-from advisor.units import parse_moment
+from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload, empty_history, release_of
+from advisor.plugins.spec import Policy
 from advisor.settings import Settings
 from advisor.whatif.recommend import Recommendation, recommend
 from advisor.whatif.runner import Executor
 from advisor.whatif.slurmconf import SlurmChange, change_for
 from advisor.whatif.snapshot import check_moment, trace_history, trace_snapshot
-from advisor.whatif.trace_accounts import baseline_spec
 
 
 @runtime_checkable
@@ -69,17 +69,25 @@ class TraceMoment:
         return trace_history(self.workload, snapshot, weeks)
 
 
-def as_source(opened, policy: Policy | None = None) -> Source:
-    """What ``advisor.adapters.sources.open_source`` opened, as a ``Source``: a live
-    cluster is one already; a trace and its moment (``TraceAt``) become the trace replayed
-    to that moment under ``policy`` (default: the trace's own baseline, EASY-FCFS-FCFS or,
-    for a trace with accounts, its site's priority)."""
-    if isinstance(opened, Source):
-        return opened
-    workload = opened.workload
-    return TraceMoment(opened.name, workload,
-                       policy or parse_policy(baseline_spec(workload)),
-                       parse_moment(opened.moment, workload.header))
+@dataclass(frozen=True)
+class StaticSource:
+    """A snapshot and the jobs finished before it, held in memory: a source for tests and
+    notebooks (as httpx's mock transport is for a client), and what a snapshot file gives
+    (``advisor.sources``: no history)."""
+
+    name: str
+    read: Snapshot
+    past: pd.DataFrame | None = None    # finished jobs, ``HISTORY_COLUMNS`` (None: none)
+    live = False
+
+    def snapshot(self) -> Snapshot:
+        return self.read
+
+    def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
+        if self.past is None:
+            return empty_history()
+        since = snapshot.time - weeks * SECONDS_PER_WEEK
+        return self.past[self.past["submit"] >= since].reset_index(drop=True)
 
 
 class Store(Protocol):
@@ -114,7 +122,6 @@ def advise(source: Source, settings: Settings = Settings(), executor: Executor |
     """The advice for ``source`` now: its snapshot and history read, every candidate
     simulated, the best under ``settings``' risk limits chosen (against the change the
     ``store`` says was made last, for the minimum dwell), and its Slurm change."""
-    settings.check()
     snap = source.snapshot()
     check_queue(snap)
     history = source.history(snap, settings.history_weeks)

@@ -110,7 +110,6 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     site-factor rule and the route in effect, when known; ``in_effect_since``: when the
     configuration in effect was put in effect (the minimum dwell), when known;
     ``past_memo``: the past replays made already this week (``replay_past``)."""
-    settings.check()
     context = context_for(snapshot, history, settings.conservative_up_to)
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))

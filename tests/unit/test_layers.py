@@ -51,8 +51,8 @@ OWN_ENGINE = ("own.kernel", "own.mechanic")
 ENGINE = ("advisor.engine", "advisor.model", "advisor.errors", *OWN_ENGINE)
 OWN_PLUGIN = (*OWN_ENGINE, "own.inputs", "own.player", "own.plugin")
 #: what the command line's modules stand on
-UNDER_CLI = ("advisor.adapters", "advisor.views", "advisor.studies", "advisor.__version__",
-             *LIBRARY)
+UNDER_CLI = ("advisor.adapters", "advisor.views", "advisor.studies", "advisor.sources",
+             "advisor.__version__", *LIBRARY)
 
 RULES = [
     # (rooms, what their modules of ours may import; "own.x": the family's own x modules)
@@ -78,6 +78,7 @@ RULES = [
     (("policies/*/command",), ("advisor.cli_plugins", "advisor.views", *LIBRARY,
                                *OWN_PLUGIN, "own.study", "own.view")),
     # the command line, over everything: each CLI module over the ones above it here
+    (("advisor/sources",), ("advisor.adapters", *LIBRARY)),   # any source, by name
     (("advisor/cli_types",), ("advisor.units", "advisor.errors")),
     (("advisor/cli_common", "advisor/cli_args"), ("advisor.cli_types", *UNDER_CLI)),
     (("advisor/cli_plugins",), ("advisor.cli_args", "advisor.cli_common", "advisor.cli_types",
