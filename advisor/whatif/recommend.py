@@ -29,7 +29,6 @@ bounded slowdown now exceeds ``trigger``. docs/recommend.md says why, with the f
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
@@ -43,13 +42,13 @@ from advisor.model import SECONDS_PER_WEEK, Snapshot, job_limit
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
 from advisor.settings import LONG_QUEUE, Settings
-from advisor.units import format_duration
 from advisor.plugins.contract import Context
 from advisor.whatif.candidates import Candidate, candidates_for, context_for, slurm_candidate
 from advisor.whatif.past import PastReplay, replay_past
-from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit, sample_raced
+from advisor.whatif.decision import decide
+from advisor.whatif.racing import sample_raced
 from advisor.whatif.runner import Executor
-from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
+from advisor.whatif.scenario import METRICS
 from advisor.whatif.site_policy import keep_site_policy
 from advisor.whatif.unplayed import describe, unplayed
 
@@ -234,215 +233,3 @@ def reference_index(candidates: list[Candidate], policy: Policy | None,
             return i
     candidates.append(ref)
     return len(candidates) - 1
-
-
-#: how a reason names each objective's figure
-WORDS = {"avg_wait": "the mean wait", "avg_bsld": "the mean bounded slowdown",
-         "p95_wait": "the 95th-percentile wait", "utilization": "the idle CPU time"}
-#: a change within the minimum dwell needs this many times ``min_gain`` in both the past
-#: replayed and the futures (there in ``min_wins`` of the samples)
-OVERWHELMING = 3.0
-#: the futures agree with the past when the candidate is better on average and in at
-#: least this share of the samples
-AGREE = 0.5
-
-
-def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
-           previous: str | None = None, ref: int = 0, floor: Tails | None = None,
-           past: PastReplay | None = None, dwell: int = 0) -> tuple[int, str, list[dict]]:
-    """The candidate to recommend (0: keep the configuration in effect), why, and the
-    table. Candidates whose futures were not sampled (NaN) are never chosen."""
-    k = METRICS.index(settings.objective)
-    sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
-    obj = sign * results[:, :, k]                 # lower is better from here on
-    sampled = ~np.isnan(obj).all(axis=1) if obj.shape[1] else np.zeros(len(obj), bool)
-    # racing samples some candidates more than others: each is compared with the
-    # configuration in effect on its own samples (NaN: not drawn for it)
-    drawn = ~np.isnan(obj)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)      # a row never sampled: NaN
-        mean = np.nanmean(obj, axis=1)
-        base_mean = np.nanmean(np.where(drawn, obj[0], np.nan), axis=1)
-        scale = max(abs(float(mean[0])), 1e-9)
-        gain = (base_mean - mean) / scale         # relative improvement of the means
-        wins = (drawn & (obj < obj[0])).sum(axis=1) / np.maximum(drawn.sum(axis=1), 1)
-        max_wait = np.nanmean(results[:, :, METRICS.index("max_wait")], axis=1)
-        p95 = np.nanmean(results[:, :, METRICS.index("p95_wait")], axis=1)
-        push = np.nanmean(results[:, :, METRICS.index("tail_push")], axis=1)
-        figures = np.nanmean(results, axis=1)
-        spreads = np.nanstd(results, axis=1)
-    counts = drawn.sum(axis=1)
-    limit_max = risk_limit(settings.risk, max_wait[ref], floor.max_wait if floor else 0.0)
-    limit_p95 = risk_limit(settings.risk, p95[ref], floor.p95_wait if floor else 0.0)
-    with np.errstate(invalid="ignore"):
-        p_gain = (past_gain(past, settings.objective) if past is not None
-                  else np.full(len(candidates), np.nan))
-        p_wins = (past_wins(past, settings.objective) if past is not None
-                  else np.full(len(candidates), np.nan))
-        steady = (p_wins >= settings.min_wins) if settings.steady else True
-        replayed = ~np.isnan(p_gain)
-        # MaxWait and p95 wait judged on the weeks replayed where there are some (the scale
-        # a site judges them on; a day's futures are small and noisy), else on the futures
-        breaks = {"max_wait": ~replayed & (max_wait > limit_max),
-                  "p95_wait": ~replayed & (p95 > limit_p95),
-                  "tail_push": sampled & ~(push <= settings.risk),
-                  # (the reference may replace the site's policy: it is judged against,
-                  # never recommended, unless the site allows it)
-                  "site_policy": np.array([bool(c.overrides) for c in candidates])
-                  & (not settings.replace_site_policy)}
-        if past is not None:
-            breaks["past"] = replayed & ~past_safe(past, ref, settings.risk)
-        # no futures at all (--samples 0): the past replayed alone decides
-        futures = results.shape[1] > 0
-        safe = (sampled if futures else replayed) & ~np.logical_or.reduce(list(
-            breaks.values()))
-        # a candidate with a replay must have done better on the weeks replayed and not
-        # worse on the futures; one without, overwhelmingly better on the futures
-        strong = OVERWHELMING * settings.min_gain
-        by_past = replayed & (p_gain >= settings.min_gain) & steady & (
-            ((gain > 0) & (wins >= AGREE)) if futures else True)
-        bar = strong if past is not None else settings.min_gain
-        by_futures = ~replayed & (gain >= bar) & (wins >= settings.min_wins)
-    ev = Evidence(gain, wins, counts, p_gain, p_wins)
-    ok = safe & (by_past | by_futures)
-    ok[0] = False
-    score = np.where(replayed, p_gain, gain)
-    table = []
-    for i, c in enumerate(candidates):
-        row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
-               "gain": _finite(gain[i]), "wins": float(wins[i]), "safe": bool(safe[i]),
-               "past_gain": _finite(p_gain[i]), "past_wins": _finite(p_wins[i]),
-               "sampled": bool(sampled[i]),
-               "over": [name for name, over in breaks.items() if over[i]],
-               "eligible": bool(ok[i])}
-        row["samples"] = int(drawn[i].sum())
-        for m, name in enumerate(METRICS):
-            # JSON has no infinity: a job that never starts (tail_push) is null
-            row[name] = _finite(figures[i, m]) if sampled[i] else None
-            row[name + "_sd"] = _finite(spreads[i, m]) if sampled[i] else None
-            if past is not None:
-                row["past_" + name] = _finite(past.results[i, m])
-        table.append(row)
-    # with a replay, the configuration in effect is over a limit when it is so over the
-    # weeks replayed: one day's futures would have it bounce in and out
-    over_now = bool(breaks["past"][0]) if past is not None and replayed[0] else not safe[0]
-    if over_now and safe[1:].any():
-        # the configuration in effect breaks a limit set by the reference: the best
-        # candidate within the limits replaces it, gain or not, dwell or not
-        chosen = 1 + int(np.argmax(np.where(safe[1:], np.nan_to_num(score[1:], nan=-np.inf),
-                                            -np.inf)))
-        return chosen, (f"the configuration in effect is over a risk limit against "
-                        f"{candidates[ref].label}; {candidates[chosen].label} is the best "
-                        f"within them ({_evidence(chosen, ev, settings, past)})"), table
-    if not ok.any():
-        return 0, _no_change(candidates, ev, safe, settings, past), table
-    chosen = int(np.argmax(np.where(ok, score, -np.inf)))
-    prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
-    if prev is not None and ok[prev] and prev != chosen:
-        if score[chosen] - score[prev] < settings.min_gain:
-            return prev, (f"{candidates[prev].label} (recommended last time) still wins "
-                          f"({_evidence(prev, ev, settings, past)}); "
-                          f"{candidates[chosen].label} is not better by "
-                          f"{settings.min_gain:.0%} (hysteresis)"), table
-    evidence = _evidence(chosen, ev, settings, past)
-    if dwell > 0:
-        # (a candidate without a replay, as a plan, waits out the dwell when there is one)
-        on_past = p_gain[chosen] >= strong if replayed[chosen] else past is None
-        on_futures = not futures or (gain[chosen] >= strong and
-                                     wins[chosen] >= settings.min_wins)
-        if not (on_futures and on_past):
-            return 0, (f"no change yet: {candidates[chosen].label} would win ({evidence}), "
-                       f"but the configuration in effect was put in effect less than "
-                       f"{format_duration(settings.dwell)} ago (the minimum dwell): it "
-                       f"changes in {format_duration(dwell)} at the earliest, unless a "
-                       f"candidate wins by {strong:.0%}"
-                       + (" on both" if futures else "")), table
-    return chosen, f"{candidates[chosen].label}: {evidence}", table
-
-
-def decision_rules(settings: Settings = Settings()) -> list[str]:
-    """The rules ``decide`` applies, in words, with ``settings``' values: the one statement
-    of them (docs/recommend.md prints them for the defaults, and a test checks it does)."""
-    gain, wins = f"{settings.min_gain:.0%}", f"{settings.min_wins:.0%}"
-    strong = f"{OVERWHELMING * settings.min_gain:.0%}"
-    return [
-        f"A candidate with a replay wins when, on the weeks replayed, it beats the "
-        f"configuration in effect by --min-gain ({gain})"
-        + (f" and is better in --min-wins ({wins}) of those weeks" if settings.steady
-           else "")
-        + f", and its sampled futures agree: better on average and in at least "
-        f"{AGREE:.0%} of the futures sampled for it.",
-        f"A candidate without a replay (its family has none, or it is too costly to replay "
-        f"at each decision) wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
-        f"({strong}) in --min-wins ({wins}) of them ({gain} when the past is not "
-        f"replayed, --no-past).",
-        "Only a candidate within every risk limit wins; of the winners, the best on the "
-        "weeks replayed (on the futures, for one without a replay) is recommended. A "
-        "configuration in effect over a risk limit on the weeks replayed is replaced at "
-        "once by the best candidate within them, whatever its gain and the dwell.",
-        f"Within --dwell ({format_duration(settings.dwell)}) of the last change, a "
-        f"winner is recommended only by {strong} on both the past and the futures (there "
-        f"in --min-wins, {wins}, of them); the last recommendation stays unless another "
-        f"winner beats it by --min-gain ({gain}).",
-    ]
-
-
-class Evidence(NamedTuple):
-    """Per candidate, against the configuration in effect: on the futures, the gain, the
-    share of samples it wins and how many it had; on the past replayed, the gain and the
-    share of weeks it wins."""
-
-    gain: np.ndarray
-    wins: np.ndarray
-    counts: np.ndarray
-    p_gain: np.ndarray
-    p_wins: np.ndarray
-
-
-def _evidence(i: int, ev: Evidence, settings: Settings, past: PastReplay | None) -> str:
-    """The evidence for candidate ``i`` against the configuration in effect, in words."""
-    what = WORDS[settings.objective]
-    gain, wins, p_gain = ev.gain, ev.wins, ev.p_gain
-    parts = []
-    if past is not None and not np.isnan(p_gain[i]):
-        weeks = past.weekly.shape[1]
-        won = ("" if np.isnan(ev.p_wins[i]) else
-               f" (better in {round(ev.p_wins[i] * weeks)} of the {weeks} weeks)")
-        parts.append(f"over the last {weeks} weeks replayed ({past.jobs:,} jobs) it would "
-                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}{won}")
-    samples = int(ev.counts[i])
-    if not np.isnan(gain[i]):
-        span = (format_duration(settings.horizon) if settings.horizon % 3600 == 0
-                else f"{settings.horizon / 3600:.0f}h")
-        parts.append(f"over {samples} sampled futures of {span} from now, "
-                     f"{_cut(gain[i])} it by "
-                     f"{abs(gain[i]):.0%} (better in {round(wins[i] * samples)} of {samples})")
-    return "; ".join(parts) or "no evidence"
-
-
-def _cut(gain: float) -> str:
-    return "cut" if gain >= 0 else "raised"
-
-
-def _no_change(candidates, ev: Evidence, safe, settings: Settings,
-               past: PastReplay | None) -> str:
-    """Why nothing is recommended: the best candidate's evidence and what it lacks."""
-    p_gain = ev.p_gain
-    score = np.where(np.isnan(p_gain), ev.gain, p_gain)
-    score[0] = -np.inf
-    if len(candidates) < 2 or not np.isfinite(score).any():
-        return "no candidate beats the configuration in effect"
-    best = int(np.nanargmax(score))
-    lacks = ("it is over a risk limit" if not safe[best] else
-             f"it does not win by {settings.min_gain:.0%} on the weeks replayed"
-             + (f" in {settings.min_wins:.0%} of them" if settings.steady else "")
-             + " with the futures agreeing" if not np.isnan(p_gain[best]) else
-             f"it does not win by {settings.min_gain:.0%} in {settings.min_wins:.0%} of "
-             f"the futures")
-    return (f"no change: the best candidate, {candidates[best].label} "
-            f"({_evidence(best, ev, settings, past)}), is not "
-            f"enough: {lacks}")
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from advisor.views.advice import CANDIDATES_LEGEND, LIMITS
-from advisor.whatif.recommend import decision_rules
+from advisor.whatif.decision import decision_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,8 @@ from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay, replay_past
 from advisor.whatif.racing import FIRST_SAMPLES, close_call, race_field
-from advisor.whatif.recommend import OVERWHELMING, decide, recommend
+from advisor.whatif.decision import OVERWHELMING
+from advisor.whatif.recommend import decide, recommend
 from advisor.whatif.runner import ProcessExecutor
 from advisor.whatif.scenario import METRICS
 from tests.conftest import bundled

@@ -1,0 +1,381 @@
+"""The decision, as its rules: which candidate is recommended from the evidence, and why.
+
+``decide`` composes the rules, each a function of its own with its own test
+(``tests/unit/whatif/test_decision.py``):
+
+* ``weigh``: the evidence, per candidate against the configuration in effect: on the
+  sampled futures, the gain of the means and the share of samples won; on the weeks
+  replayed, the gain and the share of weeks won;
+* ``RISK_LIMITS``: each limit a candidate may break (``risk_breaks`` applies them all);
+* ``wins_on_past``: a candidate with a replay wins on the weeks replayed, its futures
+  agreeing; ``wins_on_futures``: one without a replay (a plan, a costly candidate) wins
+  on its futures alone, overwhelmingly when the past is replayed for the others;
+* then, in order: ``replaces_over_limit`` (the configuration in effect over a limit is
+  replaced by the best within them), ``no_winner``, ``kept_by_hysteresis`` (the last
+  recommendation stays unless beaten by ``min_gain``), ``held_by_dwell`` (within the
+  minimum dwell only an overwhelming win changes anything), else the best winner.
+
+The rules return what they found (a ``Decision``); ``reason`` puts it in words and
+``table`` makes the JSON rows, from those results alone.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from advisor.settings import Settings
+from advisor.units import format_duration
+from advisor.whatif.candidates import Candidate
+from advisor.whatif.past import PastReplay
+from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit
+from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
+
+#: how a reason names each objective's figure
+WORDS = {"avg_wait": "the mean wait", "avg_bsld": "the mean bounded slowdown",
+         "p95_wait": "the 95th-percentile wait", "utilization": "the idle CPU time"}
+#: a change within the minimum dwell needs this many times ``min_gain`` in both the past
+#: replayed and the futures (there in ``min_wins`` of the samples)
+OVERWHELMING = 3.0
+#: the futures agree with the past when the candidate is better on average and in at
+#: least this share of the samples
+AGREE = 0.5
+
+
+class Evidence(NamedTuple):
+    """Per candidate, against the configuration in effect: on the futures, the gain (of
+    the objective's means, > 0 better), the share of samples it wins and how many it had,
+    and the means and spreads of every metric; on the past replayed, the gain and the share
+    of weeks it wins (NaN: not replayed)."""
+
+    gain: np.ndarray
+    wins: np.ndarray
+    counts: np.ndarray
+    p_gain: np.ndarray
+    p_wins: np.ndarray
+    figures: np.ndarray          # (candidates, metrics): means over its samples
+    spreads: np.ndarray          # their standard deviations
+    futures: bool                # any future was sampled (--samples 0: none)
+
+    @property
+    def sampled(self) -> np.ndarray:
+        return self.counts > 0
+
+    @property
+    def replayed(self) -> np.ndarray:
+        return ~np.isnan(self.p_gain)
+
+    def metric(self, name: str) -> np.ndarray:
+        return self.figures[:, METRICS.index(name)]
+
+
+def weigh(results: np.ndarray, settings: Settings, past: PastReplay | None) -> Evidence:
+    """The evidence from the futures' ``results`` (candidates, samples, metrics; NaN: not
+    drawn, racing samples some more than others: each is compared with the configuration
+    in effect on its own samples) and the weeks replayed."""
+    k = METRICS.index(settings.objective)
+    sign = -1.0 if settings.objective in HIGHER_IS_BETTER else 1.0
+    obj = sign * results[:, :, k]                 # lower is better from here on
+    drawn = ~np.isnan(obj)
+    n = len(results)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # a row never sampled: NaN
+        mean = np.nanmean(obj, axis=1)
+        base_mean = np.nanmean(np.where(drawn, obj[0], np.nan), axis=1)
+        scale = max(abs(float(mean[0])), 1e-9)
+        gain = (base_mean - mean) / scale         # relative improvement of the means
+        wins = (drawn & (obj < obj[0])).sum(axis=1) / np.maximum(drawn.sum(axis=1), 1)
+        figures = np.nanmean(results, axis=1)
+        spreads = np.nanstd(results, axis=1)
+        p_gain = past_gain(past, settings.objective) if past is not None else \
+            np.full(n, np.nan)
+        p_wins = past_wins(past, settings.objective) if past is not None else \
+            np.full(n, np.nan)
+    return Evidence(gain, wins, drawn.sum(axis=1), p_gain, p_wins, figures, spreads,
+                    results.shape[1] > 0)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the risk limits are set from: the reference's index, its tails on the history
+    (the floor), the weeks replayed."""
+
+    ref: int = 0
+    floor: object | None = None          # ``recommend.Tails``: max_wait, p95_wait
+    past: PastReplay | None = None
+
+
+def _over_max_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
+    """MaxWait over --risk times the reference's (judged on the futures for a candidate
+    without a replay: the weeks replayed are the scale a site judges it on otherwise)."""
+    max_wait = ev.metric("max_wait")
+    limit = risk_limit(settings.risk, max_wait[lim.ref],
+                       lim.floor.max_wait if lim.floor else 0.0)
+    with np.errstate(invalid="ignore"):
+        return ~ev.replayed & (max_wait > limit)
+
+
+def _over_p95_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
+    """The same for the 95th-percentile wait."""
+    p95 = ev.metric("p95_wait")
+    limit = risk_limit(settings.risk, p95[lim.ref], lim.floor.p95_wait if lim.floor else 0.0)
+    with np.errstate(invalid="ignore"):
+        return ~ev.replayed & (p95 > limit)
+
+
+def _over_push(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
+    """A job pushed past the reference's longest wait by over --risk times its own wait."""
+    with np.errstate(invalid="ignore"):
+        return ev.sampled & ~(ev.metric("tail_push") <= settings.risk)
+
+
+def _over_site(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
+    """It would replace the site's priority policy, which the site has not allowed (the
+    reference may: it is judged against, never recommended)."""
+    return np.array([bool(c.overrides) for c in candidates]) & \
+        (not settings.replace_site_policy)
+
+
+def _over_past(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
+    """MaxWait or p95 wait over the limit on the weeks replayed."""
+    if lim.past is None:
+        return np.zeros(len(candidates), bool)
+    return ev.replayed & ~past_safe(lim.past, lim.ref, settings.risk)
+
+
+#: each risk limit by the name the table gives it ("over")
+RISK_LIMITS: dict[str, Callable[..., np.ndarray]] = {
+    "max_wait": _over_max_wait, "p95_wait": _over_p95_wait, "tail_push": _over_push,
+    "site_policy": _over_site, "past": _over_past}
+
+
+def risk_breaks(ev: Evidence, candidates, settings: Settings, lim: Limits
+                ) -> dict[str, np.ndarray]:
+    """Each risk limit, and which candidates break it (the past's only when replayed)."""
+    names = [n for n in RISK_LIMITS if n != "past" or lim.past is not None]
+    return {n: RISK_LIMITS[n](ev, candidates, settings, lim) for n in names}
+
+
+def within_limits(ev: Evidence, breaks: dict[str, np.ndarray]) -> np.ndarray:
+    """The candidates with evidence (futures sampled, or with --samples 0 the past
+    replayed) that break no limit."""
+    evidence = ev.sampled if ev.futures else ev.replayed
+    return evidence & ~np.logical_or.reduce(list(breaks.values()))
+
+
+def wins_on_past(ev: Evidence, settings: Settings) -> np.ndarray:
+    """A candidate with a replay beats the configuration in effect on the weeks replayed
+    by min_gain (in min_wins of them when ``steady``), and its futures agree: better on
+    average and in ``AGREE`` of its samples."""
+    with np.errstate(invalid="ignore"):
+        steady = (ev.p_wins >= settings.min_wins) if settings.steady else True
+        agree = ((ev.gain > 0) & (ev.wins >= AGREE)) if ev.futures else True
+        return ev.replayed & (ev.p_gain >= settings.min_gain) & steady & agree
+
+
+def wins_on_futures(ev: Evidence, settings: Settings, past_replayed: bool) -> np.ndarray:
+    """A candidate without a replay wins on its futures alone: better by OVERWHELMING
+    times min_gain (min_gain when no past is replayed) in min_wins of its samples."""
+    bar = OVERWHELMING * settings.min_gain if past_replayed else settings.min_gain
+    with np.errstate(invalid="ignore"):
+        return ~ev.replayed & (ev.gain >= bar) & (ev.wins >= settings.min_wins)
+
+
+def score(ev: Evidence) -> np.ndarray:
+    """What ranks the winners: the gain on the weeks replayed, else on the futures."""
+    return np.where(ev.replayed, ev.p_gain, ev.gain)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the rules found: the candidate ``chosen`` (0: keep the configuration in
+    effect), the ``rule`` that chose it, and the candidate that rule weighed (``best``:
+    the best winner the hysteresis or the dwell held back)."""
+
+    chosen: int
+    rule: str              # over_limit, no_winner, hysteresis, dwell, wins
+    best: int = 0
+
+
+def replaces_over_limit(ev: Evidence, breaks, safe: np.ndarray, past_replayed: bool
+                        ) -> Decision | None:
+    """The configuration in effect over a risk limit (on the weeks replayed, when it has
+    a replay: one day's futures would have it bounce in and out) is replaced by the best
+    candidate within them, gain or not, dwell or not."""
+    over_now = bool(breaks["past"][0]) if past_replayed and ev.replayed[0] else not safe[0]
+    if not over_now or not safe[1:].any():
+        return None
+    ranked = np.where(safe[1:], np.nan_to_num(score(ev)[1:], nan=-np.inf), -np.inf)
+    return Decision(1 + int(np.argmax(ranked)), "over_limit")
+
+
+def kept_by_hysteresis(ev: Evidence, ok: np.ndarray, best: int, prev: int | None,
+                       settings: Settings) -> Decision | None:
+    """The candidate recommended last time stays while it wins, unless ``best`` beats it
+    by min_gain."""
+    if prev is None or not ok[prev] or prev == best:
+        return None
+    ranks = score(ev)
+    return Decision(prev, "hysteresis", best) if ranks[best] - ranks[prev] < \
+        settings.min_gain else None
+
+
+def held_by_dwell(ev: Evidence, best: int, dwell: int, settings: Settings,
+                  past_replayed: bool) -> Decision | None:
+    """Within the minimum dwell of the last change only an overwhelming win (OVERWHELMING
+    times min_gain on the past and on the futures) changes anything; a candidate without
+    a replay waits it out when the past is replayed."""
+    if dwell <= 0:
+        return None
+    strong = OVERWHELMING * settings.min_gain
+    on_past = ev.p_gain[best] >= strong if ev.replayed[best] else not past_replayed
+    on_futures = not ev.futures or (ev.gain[best] >= strong
+                                    and ev.wins[best] >= settings.min_wins)
+    return None if on_futures and on_past else Decision(0, "dwell", best)
+
+
+def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
+           previous: str | None = None, ref: int = 0, floor=None,
+           past: PastReplay | None = None, dwell: int = 0) -> tuple[int, str, list[dict]]:
+    """The candidate to recommend (0: keep the configuration in effect), why, and the
+    table. Candidates whose futures were not sampled (NaN) are never chosen."""
+    ev = weigh(results, settings, past)
+    breaks = risk_breaks(ev, candidates, settings, Limits(ref, floor, past))
+    safe = within_limits(ev, breaks)
+    replayed = past is not None
+    ok = safe & (wins_on_past(ev, settings) | wins_on_futures(ev, settings, replayed))
+    ok[0] = False
+    decision = replaces_over_limit(ev, breaks, safe, replayed)
+    if decision is None and not ok.any():
+        decision = Decision(0, "no_winner")
+    if decision is None:
+        best = int(np.argmax(np.where(ok, score(ev), -np.inf)))
+        prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
+        decision = (kept_by_hysteresis(ev, ok, best, prev, settings)
+                    or held_by_dwell(ev, best, dwell, settings, replayed)
+                    or Decision(best, "wins"))
+    words = reason(decision, candidates, ev, safe, settings, past, ref, dwell)
+    return decision.chosen, words, table(candidates, ev, safe, breaks, ok, past)
+
+
+def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
+           settings: Settings, past: PastReplay | None, ref: int, dwell: int) -> str:
+    """The decision in words, with the evidence for the candidate it weighed."""
+    chosen, best = decision.chosen, decision.best
+    if decision.rule == "over_limit":
+        return (f"the configuration in effect is over a risk limit against "
+                f"{candidates[ref].label}; {candidates[chosen].label} is the best within "
+                f"them ({_evidence(chosen, ev, settings, past)})")
+    if decision.rule == "no_winner":
+        return _no_change(candidates, ev, safe, settings, past)
+    if decision.rule == "hysteresis":
+        return (f"{candidates[chosen].label} (recommended last time) still wins "
+                f"({_evidence(chosen, ev, settings, past)}); {candidates[best].label} is "
+                f"not better by {settings.min_gain:.0%} (hysteresis)")
+    if decision.rule == "dwell":
+        return (f"no change yet: {candidates[best].label} would win "
+                f"({_evidence(best, ev, settings, past)}), but the configuration in effect "
+                f"was put in effect less than {format_duration(settings.dwell)} ago (the "
+                f"minimum dwell): it changes in {format_duration(dwell)} at the earliest, "
+                f"unless a candidate wins by {OVERWHELMING * settings.min_gain:.0%}"
+                + (" on both" if ev.futures else ""))
+    return f"{candidates[chosen].label}: {_evidence(chosen, ev, settings, past)}"
+
+
+def table(candidates, ev: Evidence, safe: np.ndarray, breaks: dict[str, np.ndarray],
+          ok: np.ndarray, past: PastReplay | None) -> list[dict]:
+    """One JSON row per candidate: its evidence, the limits it breaks, whether it won."""
+    rows = []
+    for i, c in enumerate(candidates):
+        sampled = bool(ev.sampled[i])
+        row = {"spec": c.spec, "label": c.label, "fidelity": c.fidelity,
+               "gain": _finite(ev.gain[i]), "wins": float(ev.wins[i]), "safe": bool(safe[i]),
+               "past_gain": _finite(ev.p_gain[i]), "past_wins": _finite(ev.p_wins[i]),
+               "sampled": sampled, "over": [n for n, over in breaks.items() if over[i]],
+               "eligible": bool(ok[i]), "samples": int(ev.counts[i])}
+        for m, name in enumerate(METRICS):
+            # JSON has no infinity: a job that never starts (tail_push) is null
+            row[name] = _finite(ev.figures[i, m]) if sampled else None
+            row[name + "_sd"] = _finite(ev.spreads[i, m]) if sampled else None
+            if past is not None:
+                row["past_" + name] = _finite(past.results[i, m])
+        rows.append(row)
+    return rows
+
+
+def decision_rules(settings: Settings = Settings()) -> list[str]:
+    """The rules ``decide`` applies, in words, with ``settings``' values: the one statement
+    of them (docs/recommend.md prints them for the defaults, and a test checks it does)."""
+    gain, wins = f"{settings.min_gain:.0%}", f"{settings.min_wins:.0%}"
+    strong = f"{OVERWHELMING * settings.min_gain:.0%}"
+    return [
+        f"A candidate with a replay wins when, on the weeks replayed, it beats the "
+        f"configuration in effect by --min-gain ({gain})"
+        + (f" and is better in --min-wins ({wins}) of those weeks" if settings.steady
+           else "")
+        + f", and its sampled futures agree: better on average and in at least "
+        f"{AGREE:.0%} of the futures sampled for it.",
+        f"A candidate without a replay (its family has none, or it is too costly to replay "
+        f"at each decision) wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
+        f"({strong}) in --min-wins ({wins}) of them ({gain} when the past is not "
+        f"replayed, --no-past).",
+        "Only a candidate within every risk limit wins; of the winners, the best on the "
+        "weeks replayed (on the futures, for one without a replay) is recommended. A "
+        "configuration in effect over a risk limit on the weeks replayed is replaced at "
+        "once by the best candidate within them, whatever its gain and the dwell.",
+        f"Within --dwell ({format_duration(settings.dwell)}) of the last change, a "
+        f"winner is recommended only by {strong} on both the past and the futures (there "
+        f"in --min-wins, {wins}, of them); the last recommendation stays unless another "
+        f"winner beats it by --min-gain ({gain}).",
+    ]
+
+
+def _evidence(i: int, ev: Evidence, settings: Settings, past: PastReplay | None) -> str:
+    """The evidence for candidate ``i`` against the configuration in effect, in words."""
+    what = WORDS[settings.objective]
+    gain, wins, p_gain = ev.gain, ev.wins, ev.p_gain
+    parts = []
+    if past is not None and not np.isnan(p_gain[i]):
+        weeks = past.weekly.shape[1]
+        won = ("" if np.isnan(ev.p_wins[i]) else
+               f" (better in {round(ev.p_wins[i] * weeks)} of the {weeks} weeks)")
+        parts.append(f"over the last {weeks} weeks replayed ({past.jobs:,} jobs) it would "
+                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}{won}")
+    samples = int(ev.counts[i])
+    if not np.isnan(gain[i]):
+        span = (format_duration(settings.horizon) if settings.horizon % 3600 == 0
+                else f"{settings.horizon / 3600:.0f}h")
+        parts.append(f"over {samples} sampled futures of {span} from now, "
+                     f"{_cut(gain[i])} it by "
+                     f"{abs(gain[i]):.0%} (better in {round(wins[i] * samples)} of {samples})")
+    return "; ".join(parts) or "no evidence"
+
+
+def _cut(gain: float) -> str:
+    return "cut" if gain >= 0 else "raised"
+
+
+def _no_change(candidates, ev: Evidence, safe, settings: Settings,
+               past: PastReplay | None) -> str:
+    """Why nothing is recommended: the best candidate's evidence and what it lacks."""
+    p_gain = ev.p_gain
+    score = np.where(np.isnan(p_gain), ev.gain, p_gain)
+    score[0] = -np.inf
+    if len(candidates) < 2 or not np.isfinite(score).any():
+        return "no candidate beats the configuration in effect"
+    best = int(np.nanargmax(score))
+    lacks = ("it is over a risk limit" if not safe[best] else
+             f"it does not win by {settings.min_gain:.0%} on the weeks replayed"
+             + (f" in {settings.min_wins:.0%} of them" if settings.steady else "")
+             + " with the futures agreeing" if not np.isnan(p_gain[best]) else
+             f"it does not win by {settings.min_gain:.0%} in {settings.min_wins:.0%} of "
+             f"the futures")
+    return (f"no change: the best candidate, {candidates[best].label} "
+            f"({_evidence(best, ev, settings, past)}), is not "
+            f"enough: {lacks}")
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None

@@ -1,0 +1,106 @@
+"""Each rule of the decision alone (``advisor.whatif.decision``), on evidence written by
+hand: three candidates, 0 the configuration in effect. Defaults: --min-gain 5%, --min-wins
+75%, --risk 1.5, a change within the dwell needs 3 x 5% = 15%."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from advisor.settings import Settings
+from advisor.whatif.decision import (AGREE, OVERWHELMING, Decision, Evidence, Limits,
+                                     RISK_LIMITS, held_by_dwell, kept_by_hysteresis,
+                                     reason, replaces_over_limit, risk_breaks, weigh,
+                                     wins_on_futures, wins_on_past)
+from advisor.whatif.racing import RISK_SLACK
+from advisor.whatif.scenario import METRICS
+
+S = Settings()
+NAN = np.nan
+
+
+def evidence(gain, wins, p_gain=(NAN,) * 3, p_wins=(NAN,) * 3, counts=(4, 4, 4),
+             max_wait=(1000.0,) * 3, push=(1.0,) * 3) -> Evidence:
+    figures = np.zeros((3, len(METRICS)))
+    figures[:, METRICS.index("max_wait")] = max_wait
+    figures[:, METRICS.index("p95_wait")] = 0.0
+    figures[:, METRICS.index("tail_push")] = push
+    return Evidence(np.array(gain, float), np.array(wins, float), np.array(counts),
+                    np.array(p_gain, float), np.array(p_wins, float), figures,
+                    np.zeros_like(figures), True)
+
+
+def test_the_evidence_compares_each_candidate_on_its_own_samples():
+    res = np.zeros((3, 4, len(METRICS)))
+    res[:, :, METRICS.index("avg_bsld")] = [[10, 10, 10, 10], [8, 8, 12, 8],
+                                            [5, NAN, NAN, NAN]]
+    ev = weigh(res, S, None)
+    assert ev.gain[1] == pytest.approx(0.1) and ev.wins[1] == 0.75
+    assert ev.gain[2] == pytest.approx(0.5) and ev.counts[2] == 1   # against 10, not 10.5
+    assert np.isnan(ev.p_gain).all() and ev.futures
+
+
+def test_max_wait_is_limited_to_risk_times_the_reference_s_on_the_futures():
+    ev = evidence([0, 0.2, 0.2], [0, 1, 1], max_wait=(1000, 1600, 1400))
+    over = RISK_LIMITS["max_wait"](ev, [None] * 3, S, Limits())
+    assert list(over) == [False, 1600 > 1.5 * 1000 + RISK_SLACK, False]
+    assert over[1]
+    # a candidate with a replay is judged on the weeks replayed instead
+    replayed = evidence([0, 0.2, 0.2], [0, 1, 1], p_gain=(0, 0.1, NAN),
+                        max_wait=(1000, 1600, 1400))
+    assert not RISK_LIMITS["max_wait"](replayed, [None] * 3, S, Limits())[1]
+
+
+def test_a_job_pushed_too_far_breaks_the_limit_and_the_past_s_only_when_replayed():
+    ev = evidence([0, 0.2, 0.2], [0, 1, 1], push=(1.0, 1.2, 3.0))
+    breaks = risk_breaks(ev, [type("C", (), {"overrides": ()})()] * 3, S, Limits())
+    assert list(breaks) == ["max_wait", "p95_wait", "tail_push", "site_policy"]
+    assert list(breaks["tail_push"]) == [False, False, True]
+
+
+def test_a_candidate_with_a_replay_wins_on_the_past_when_its_futures_agree():
+    ev = evidence(gain=[0, 0.01, -0.01], wins=[0, AGREE, 1.0], p_gain=(NAN, 0.06, 0.06),
+                  p_wins=(NAN, 0.75, 0.75))
+    assert list(wins_on_past(ev, S)) == [False, True, False]      # 2: worse on average
+    unsteady = ev._replace(p_wins=np.array([NAN, 0.5, 0.75]))
+    assert not wins_on_past(unsteady, S)[1]
+
+
+def test_a_candidate_without_a_replay_wins_on_its_futures_overwhelmingly():
+    strong = OVERWHELMING * S.min_gain
+    ev = evidence(gain=[0, strong, strong - 0.01], wins=[0, 0.75, 1.0])
+    assert list(wins_on_futures(ev, S, past_replayed=True)) == [False, True, False]
+    assert wins_on_futures(ev, S, past_replayed=False)[2]          # --no-past: min_gain
+
+
+def test_the_configuration_in_effect_over_a_limit_is_replaced_by_the_best_within():
+    ev = evidence(gain=[0, 0.01, 0.02], wins=[0, 1, 1])
+    safe = np.array([False, True, True])
+    assert replaces_over_limit(ev, {}, safe, False) == Decision(2, "over_limit")
+    assert replaces_over_limit(ev, {}, np.array([True, True, True]), False) is None
+    assert replaces_over_limit(ev, {}, np.array([False, False, False]), False) is None
+
+
+def test_the_last_recommendation_stays_unless_beaten_by_min_gain():
+    ev = evidence(gain=[0, 0.10, 0.13], wins=[0, 1, 1])
+    ok = np.array([False, True, True])
+    assert kept_by_hysteresis(ev, ok, 2, 1, S) == Decision(1, "hysteresis", 2)
+    wider = ev._replace(gain=np.array([0, 0.10, 0.16]))
+    assert kept_by_hysteresis(wider, ok, 2, 1, S) is None
+    assert kept_by_hysteresis(ev, ok, 2, None, S) is None
+
+
+def test_within_the_dwell_only_an_overwhelming_win_changes_anything():
+    ev = evidence(gain=[0, 0.20, 0.10], wins=[0, 1, 1], p_gain=(NAN, 0.20, 0.10))
+    assert held_by_dwell(ev, 1, 3600, S, True) is None
+    assert held_by_dwell(ev, 2, 3600, S, True) == Decision(0, "dwell", 2)
+    assert held_by_dwell(ev, 2, 0, S, True) is None
+
+
+def test_the_reason_is_written_from_the_decision_alone():
+    candidates = [type("C", (), {"label": label})() for label in ("in effect", "A", "B")]
+    ev = evidence(gain=[0, 0.10, 0.13], wins=[0, 1, 1])
+    safe = np.ones(3, bool)
+    words = reason(Decision(1, "hysteresis", 2), candidates, ev, safe, S, None, 0, 0)
+    assert words.startswith("A (recommended last time) still wins") and "B is not" in words
+    held = reason(Decision(0, "dwell", 2), candidates, ev, safe, S, None, 0, 7200)
+    assert held.startswith("no change yet: B would win") and "in 2h at the earliest" in held
