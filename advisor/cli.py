@@ -102,7 +102,7 @@ def cmd_replay(args, out: Console) -> int:
             if path:
                 _check_output(_per_policy_path(path, p.label, several))
     workload, _ = _trace_input(args)
-    _compile_notice()
+    _compile_notice(("textbook",), policies)    # the textbook engine and their families
     results = replay(workload, policies, replace(estimates, seed=args.seed),
                      EngineConfig(batch=not args.pass_per_event))
     for r in results:
@@ -193,11 +193,12 @@ def _source(args):
 
 def cmd_snapshot(args, out: Console) -> int:
     from advisor.views.report import snapshot_view
+    from advisor.whatif.advise import TraceMoment
     if args.out:
         _check_output(args.out)
     source = _source(args)
-    if not source.live:
-        _compile_notice()   # a trace is replayed to the moment
+    if isinstance(source, TraceMoment):     # replayed to the moment by the textbook engine
+        _compile_notice(("textbook",), [source.policy])
     snap = source.snapshot()
     doc = snap.to_dict()
     if args.out:

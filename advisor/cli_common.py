@@ -97,22 +97,24 @@ def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
             raise MissingExtra(*extra)
 
 
-def _compile_notice() -> None:
+def _compile_notice(kernels: tuple[str, ...] = ("slurm", "textbook"), policies=None) -> None:
     """On a cold cache, say on stderr (a terminal or not: cron mails it) that the
-    simulator is compiled once, compile it here, and say how long that took."""
+    simulator is compiled once, compile here what the run plays (the engine's ``kernels``;
+    the kernels of the families ``policies`` choose from, None: every family's), and say
+    how long that took."""
     import time
 
     from advisor.engine.cache import require_cache
     from advisor.plugins.warmup import compile_all, compiled
     require_cache()
-    if compiled():
+    if compiled(kernels, policies):
         return
     sys.stderr.write("advisor: compiling the simulator once for this machine (about a "
                      "minute; later runs reuse it)...\n")
     sys.stderr.flush()
     start = time.monotonic()
     with _exit_at_once():
-        compile_all()
+        compile_all(kernels, policies)
     sys.stderr.write(f"advisor: simulator compiled in {time.monotonic() - start:.0f} s\n")
 
 

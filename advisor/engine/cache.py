@@ -191,7 +191,8 @@ def _write(path: Path, text: str) -> None:
         partial.unlink(missing_ok=True)
 
 
-#: the file beside the stamp that says ``warmup.compile_all`` finished for these sources
+#: the file beside the stamp that says ``warmup.compile_all`` finished for these sources (a
+#: family's folder), or one per engine kernel (``advisor-engine-slurm.compiled``)
 COMPILED = "advisor-engine.compiled"
 
 
@@ -207,33 +208,42 @@ def sources_key(fingerprint: str, sources: Path = Path(__file__).parent) -> str:
     return digest.hexdigest()
 
 
-def compiled(folder: Path | None, key: str) -> bool:
-    """Whether ``mark_compiled`` left ``key`` in ``folder``: read without loading a kernel,
-    so that a command that needs one kernel does not import the others to ask."""
+def compiled(folder: Path | None, key: str, kernel: str = "") -> bool:
+    """Whether ``mark_compiled`` left ``key`` in ``folder`` (for ``kernel``, one of the
+    engine's): read without loading a kernel, so that a command that needs one kernel
+    does not import the others to ask."""
     if folder is None:
         return True      # nothing is compiled: nothing to announce
     try:
-        return (folder / COMPILED).read_text().strip() == key
+        return (folder / _marker(kernel)).read_text().strip() == key
     except OSError:
         return False
 
 
-def mark_compiled(folder: Path | None, key: str) -> None:
-    """Say in ``folder`` that every kernel is compiled for ``key`` (atomically; an unwritable
-    folder is left as it is)."""
+def mark_compiled(folder: Path | None, key: str, kernel: str = "") -> None:
+    """Say in ``folder`` that the kernels (``kernel``, of the engine's) are compiled for
+    ``key`` (atomically; an unwritable folder is left as it is)."""
     if folder is None:
         return
     try:
-        _write(folder / COMPILED, key)
+        _write(folder / _marker(kernel), key)
     except OSError:
         pass
 
 
-def engine_compiled() -> bool:
-    """Whether every kernel of this engine is compiled in numba's cache."""
-    return compiled(cache_folder(), sources_key(source_fingerprint()))
+def _marker(kernel: str) -> str:
+    return COMPILED if not kernel else COMPILED.replace(".compiled", f"-{kernel}.compiled")
 
 
-def mark_engine_compiled() -> None:
-    """Say so once ``warmup.compile_all`` has compiled every kernel."""
-    mark_compiled(cache_folder(), sources_key(source_fingerprint()))
+def engine_compiled(kernels: tuple[str, ...] = ("slurm", "textbook")) -> bool:
+    """Whether each of the engine's ``kernels`` (``warmup.KERNELS``) is compiled in numba's
+    cache."""
+    key = sources_key(source_fingerprint())
+    return all(compiled(cache_folder(), key, k) for k in kernels)
+
+
+def mark_engine_compiled(kernels: tuple[str, ...] = ("slurm", "textbook")) -> None:
+    """Say so once ``warmup.compile_all`` has compiled ``kernels``."""
+    key = sources_key(source_fingerprint())
+    for k in kernels:
+        mark_compiled(cache_folder(), key, k)

@@ -37,20 +37,21 @@ def compile_kernels(names=tuple(KERNELS)) -> None:
         KERNELS[name]()
 
 
-def compile_all(families=()) -> None:
-    """Every kernel, and each of ``families`` (functions that compile a policy family's
-    own; ``advisor.plugins.warmup`` passes the installed ones). With a second core, the
-    slurm mode's kernel (most of the time) compiles in a child process while this one
-    compiles the others, then loads it: numba's cache takes both. A failing child only
-    means this process compiles it after all; an interrupted one is not left behind. Then
-    it marks the cache as holding every kernel (``cache.engine_compiled``)."""
-    if (os.cpu_count() or 1) > 1:
+def compile_all(families=(), kernels: tuple[str, ...] = tuple(KERNELS)) -> None:
+    """The engine's ``kernels`` (both modes by default) and each of ``families``
+    (functions that compile a policy family's own; ``advisor.plugins.warmup`` passes the
+    ones a run plays). With a second core and other work to do, the slurm mode's kernel
+    (the longest) compiles in a child process meanwhile, then loads from numba's cache. A
+    failing child only means this process compiles it after all; an interrupted one is
+    not left behind. Then it marks each kernel compiled (``cache.engine_compiled``)."""
+    others = tuple(k for k in kernels if k != "slurm")
+    if "slurm" in kernels and (others or families) and (os.cpu_count() or 1) > 1:
         child = subprocess.Popen(
             [sys.executable, "-c", "from advisor.engine.warmup import compile_kernels; "
              "compile_kernels(('slurm',))"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            compile_kernels(tuple(k for k in KERNELS if k != "slurm"))
+            compile_kernels(others)
             for family in families:
                 family()
             child.wait()
@@ -60,7 +61,7 @@ def compile_all(families=()) -> None:
                 child.wait()
         compile_kernels(("slurm",))    # loaded from the child's cache, or compiled here
     else:
-        compile_kernels()
+        compile_kernels(kernels)
         for family in families:
             family()
-    cache.mark_engine_compiled()
+    cache.mark_engine_compiled(kernels)

@@ -230,12 +230,25 @@ def test_a_control_character_in_a_trace_header_never_reaches_the_terminal(tmp_pa
 
 # 12: the compile notice, on stderr whatever stderr is
 def test_cold_cache_says_it_compiles_and_how_long(home, monkeypatch, capsys):
-    monkeypatch.setattr(engine_cache, "engine_compiled", lambda: False)
+    monkeypatch.setattr(engine_cache, "engine_compiled", lambda kernels=(): False)
     assert main(["recommend", "--from", KTH, "--samples", "2", "--executor", "serial",
                  "--no-store", "--json"]) in (0, 10)
     err = capsys.readouterr().err
     assert "compiling the simulator once" in err
     assert re.search(r"simulator compiled in \d+ s", err), err
+
+
+def test_a_run_compiles_only_the_kernels_it_plays(tmp_path):
+    """A replay of textbook policies compiles the textbook engine, not the slurm mode's
+    kernel, and says only that much is compiled."""
+    probe = [sys.executable, "-c",
+             "from advisor.plugins.warmup import compile_all, compiled\n"
+             "compile_all(('textbook',), [])\n"
+             "print(compiled(('textbook',), []), compiled(('slurm',), []), compiled())"]
+    done = subprocess.run(probe, capture_output=True, text=True,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert done.stdout.split() == ["True", "False", "False"], done.stderr
+    assert not list(tmp_path.rglob("*slurm_core*"))
 
 
 def test_compiled_is_said_by_compile_all_for_these_sources(tmp_path):
