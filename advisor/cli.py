@@ -379,6 +379,12 @@ def cmd_compile(args, out: Console) -> int:
 
 def cmd_bench(args, out: Console) -> int:
     from advisor.bench import bench, bench_table
+    options = args.options[1:] if args.options[:1] == ["--"] else args.options
+    if args.family:
+        return _family_bench(args.family, options)
+    if options:
+        raise BadInput(f"advisor bench takes no {' '.join(options)}: a family's benchmark "
+                       "options follow --family FAMILY --")
     figures = bench(repeat=args.repeat, tune=not args.skip_tune, online=not args.skip_online,
                     compile=not args.skip_compile)
     if args.json:
@@ -387,6 +393,17 @@ def cmd_bench(args, out: Console) -> int:
         out.print(bench_table(figures))
     return EXIT_OK
 
+
+
+def _family_bench(family: str, options: list[str]) -> int:
+    """A family's own benchmark, found through its plugins (``bench``)."""
+    from advisor.plugins.registry import registry
+    benches = {p.family: p.bench for p in registry().plugins.values() if p.bench is not None}
+    if family not in benches:
+        raise BadInput(f"no benchmark for family '{family}'; families with one: "
+                       f"{', '.join(sorted(benches))}")
+    benches[family](options)
+    return EXIT_OK
 
 
 # the built-in commands, registered as entry points (advisor.commands) as a family's are

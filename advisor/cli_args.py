@@ -251,6 +251,10 @@ def bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip the cold compilations (about a minute)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON "
                    "document")
+    p.add_argument("--family", metavar="FAMILY", help="run that policy family's own "
+                   "benchmark instead (plan, queues, timeshare: those whose plugin has one), "
+                   "its options after --, e.g. advisor bench --family plan -- --single")
+    p.add_argument("options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
 def apply_config(parser: argparse.ArgumentParser, argv: list[str] | None,

@@ -70,7 +70,7 @@ FIDELITIES = ("exact", "approximate", "none")
 REQUIRED = ("family", "name", "summary", "Params", "candidates", "configure", "enact")
 OPTIONAL = {"rank": 100, "default": False, "bounds_wait": False, "replaces": (),
             "aliases": {}, "compile_kernels": None, "player": None, "short_slot": None,
-            "short_extra": ""}
+            "short_extra": "", "bench": None}
 #: what a ``param()`` may say about a field
 PARAM_KEYS = frozenset({"help", "kind", "min", "max", "choices", "family", "renamed",
                         "quiet"})
@@ -166,6 +166,9 @@ class PluginBase:
     replaces: tuple[str, ...] = OPTIONAL["replaces"]
     aliases: dict[str, dict] = OPTIONAL["aliases"]
     compile_kernels = OPTIONAL["compile_kernels"]
+    #: the family's benchmark, ``bench(argv)``: prints its figures (``advisor bench
+    #: --family FAMILY -- OPTIONS``)
+    bench = OPTIONAL["bench"]
     player = OPTIONAL["player"]
     short_slot: int | None = OPTIONAL["short_slot"]
     short_extra: str = OPTIONAL["short_extra"]

@@ -41,6 +41,7 @@ class Plugin:
     replaces: tuple[str, ...] = ()
     aliases: dict = field(default_factory=dict, compare=False, hash=False)
     compile_kernels: object = field(default=None, compare=False, repr=False)
+    bench: object = field(default=None, compare=False, repr=False)
     player: object = field(default=None, compare=False, repr=False)
     short_slot: int | None = None
     short_extra: str = ""
@@ -109,8 +110,9 @@ def check(impl: object, key: str, package: str) -> Plugin:
     extra = {m: getattr(impl, m, default) for m, default in OPTIONAL.items()}
     if not isinstance(extra["rank"], int) or isinstance(extra["rank"], bool):
         refuse("its rank is not a whole number")
-    if extra["compile_kernels"] is not None and not callable(extra["compile_kernels"]):
-        refuse("its compile_kernels is not a function")
+    for member in ("compile_kernels", "bench"):
+        if extra[member] is not None and not callable(extra[member]):
+            refuse(f"its {member} is not a function")
     slot = extra["short_slot"]
     if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or slot < 0):
         refuse("its short_slot is not a place (0, 1, ..) or None")

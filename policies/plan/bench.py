@@ -10,7 +10,7 @@ and limits (the issue's target: under 0.1 s for 100 jobs; the paper's: under 1 s
 --fidelity, how closely Slurm (the slurm mode) runs PLAN 2's order on SDSC-BLUE snapshots,
 under EASY's one reservation and with every job reserving.
 
-    .venv/bin/python -m advisor.policies.plan.bench
+    advisor bench --family plan --
         [--traces SDSC-BLUE,LLNL-Atlas] [--all] [--policies FCFS,PLAN1,...] [--single]
         [--fidelity] [--json F]
 """
@@ -168,15 +168,16 @@ def fidelity(out: Console, snapshots: int = 12) -> dict:
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="advisor bench --family plan --",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--traces", default="SDSC-BLUE,LLNL-Atlas")
     parser.add_argument("--all", action="store_true", help="whole traces")
     parser.add_argument("--policies", default=",".join(NAMES))
     parser.add_argument("--single", action="store_true")
     parser.add_argument("--fidelity", action="store_true")
     parser.add_argument("--json", metavar="FILE")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = Console(width=100)
     result = {}
     if args.single:

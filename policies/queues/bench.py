@@ -8,7 +8,7 @@ With --honest, also the online policy in the honest setting (futures drawn from 
 finished jobs only) at Table 1's settings; with --decision, the time of one test (P = 1..4
 simulated a week ahead) from the busiest tested state of SDSC-BLUE, in both settings.
 
-    .venv/bin/python -m advisor.policies.queues.bench [--traces KTH-SP2,...] [--grid]
+    advisor bench --family queues -- [--traces KTH-SP2,...] [--grid]
         [--honest] [--decision] [--json F]
 """
 from __future__ import annotations
@@ -48,14 +48,15 @@ TABLE3 = {
                   1.201, 1.25, 1.306, 1.297, 1.301)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="advisor bench --family queues --",
+                                     description=__doc__.splitlines()[0])
     ap.add_argument("--traces", default=",".join(TRACES))
     ap.add_argument("--grid", action="store_true", help="every T/L of Table 3 (minutes)")
     ap.add_argument("--honest", action="store_true", help="also the honest setting")
     ap.add_argument("--decision", action="store_true", help="time one test on SDSC-BLUE")
     ap.add_argument("--json", metavar="FILE")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     out, doc = Console(), {}
     if args.decision:
         doc["decision"] = decision(out)

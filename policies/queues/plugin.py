@@ -190,6 +190,11 @@ class RuntimeQueues(PluginBase):
     Params = Params
     rank = 40
 
+    def bench(self, argv: list[str]) -> None:
+        """The family's benchmark (``advisor bench --family queues -- OPTIONS``)."""
+        from advisor.policies.queues.bench import main
+        main(argv)
+
     def compile_kernels(self) -> None:
         compile_kernels()
 

@@ -6,9 +6,9 @@ time to the last end (drained) and mean response, side by side, with each run's 
 each scheduler's highest accepted load over the sweep (its saturation point when the sweep
 goes past it).
 
-    .venv/bin/python -m advisor.policies.timeshare.bench [--jobs 200] [--longest 600]
-                                           [--loads 0.7,0.85,1.0] [--schedulers FCFS,GS,FCS]
-                                           [--seed 0] [--json F] [--skip-tables]
+    advisor bench --family timeshare -- [--jobs 200] [--longest 600]
+        [--loads 0.7,0.85,1.0] [--schedulers FCFS,GS,FCS] [--seed 0] [--json F]
+        [--skip-tables]
 """
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ from advisor.policies.timeshare.study_cosched import (compare, dynamic_workload,
                                                       play_dynamic, saturation)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="advisor bench --family timeshare --",
+                                     description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=200)
     ap.add_argument("--loads", default="0.7,0.85,1.0")
     ap.add_argument("--schedulers", default="FCFS,GS,FCS")
@@ -34,7 +35,7 @@ def main() -> None:
                     help="longest run time alone of a serial job, seconds")
     ap.add_argument("--json", metavar="F")
     ap.add_argument("--skip-tables", action="store_true", help="§5 only")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     out = Console()
     table = None
     if not args.skip_tables:

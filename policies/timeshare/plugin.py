@@ -156,6 +156,11 @@ class GangTimeShare(PluginBase):
 
     player = PLAYER
 
+    def bench(self, argv: list[str]) -> None:
+        """The family's benchmark (``advisor bench --family timeshare -- OPTIONS``)."""
+        from advisor.policies.timeshare.bench import main
+        main(argv)
+
     def compile_kernels(self) -> None:
         """The job-level gang partition's kernel and the process-level model's, each on a
         few jobs."""

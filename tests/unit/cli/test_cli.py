@@ -133,6 +133,18 @@ def test_queues_study_json_table_and_plot(tmp_path):
     assert "Tests and changes of the online choice" in text and "R per week" in text
 
 
+def test_a_family_benchmark_runs_through_its_plugin():
+    """``advisor bench --family F -- OPTIONS`` is the one way to a family's benchmark: its
+    own options, found through the plugin's ``bench``."""
+    helped = advisor("bench", "--family", "plan", "--", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("usage: advisor bench --family plan --")
+    assert "--single" in helped.stdout
+    unknown = advisor("bench", "--family", "ordering")
+    assert unknown.returncode == 2 and not unknown.stdout
+    assert "families with one: plan, queues, timeshare" in unknown.stderr
+
+
 def test_bench_prints_every_figure():
     # Figures only: nothing here asserts a speed (speed is measured, never tested).
     done = advisor("bench", "--repeat", "1", "--skip-tune", "--skip-online", "--skip-compile",
