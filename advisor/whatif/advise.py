@@ -31,10 +31,13 @@ from advisor.whatif.snapshot import check_moment, trace_history, trace_snapshot
 class Source(Protocol):
     """What advice is given about."""
 
-    #: how runs about this source are filed ("slurm", "swf:KTH-SP2@150d")
-    name: str
-    #: whether a change can be applied to it (a live slurmctld)
-    live: bool
+    @property
+    def name(self) -> str:
+        """How runs about this source are filed ("slurm", "swf:KTH-SP2@150d")."""
+
+    @property
+    def live(self) -> bool:
+        """Whether a change can be applied to it (a live slurmctld)."""
 
     def snapshot(self) -> Snapshot:
         """The queue, the running jobs, the machine and its configuration now."""

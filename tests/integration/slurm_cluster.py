@@ -438,7 +438,7 @@ class SlurmCluster:
             except (OSError, subprocess.TimeoutExpired, ClusterError):
                 pass  # stopping anyway
         order = sorted(reversed(self.procs), key=lambda np: np[0] != "slurmctld")
-        for name, p in order:
+        for _name, p in order:
             if p.poll() is None:
                 p.terminate()
                 try:

@@ -1,5 +1,6 @@
-"""The code passes the linter configured in pyproject.toml (ruff: pyflakes and pycodestyle,
-100 columns), so that CI, which runs the suite, runs it too."""
+"""The code passes the linter configured in pyproject.toml (ruff: pyflakes, pycodestyle at
+100 columns, bugbear, and no print() outside the scripts), so that CI, which runs the
+suite, runs it too."""
 import subprocess
 import sys
 from pathlib import Path

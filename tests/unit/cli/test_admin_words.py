@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from advisor.errors import BadInput
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import ANY_CLUSTER, default_grid
 from advisor.plugins.registry import registry
@@ -119,7 +120,7 @@ def test_a_live_moment_is_printed_in_this_machines_zone_with_its_name():
 ])
 def test_timeshare_takes_what_timeshare_gang_takes(option, key, good, bad):
     parse_policy(f"timeshare/gang:{key}={good}")
-    with pytest.raises(Exception):
+    with pytest.raises(BadInput):
         parse_policy(f"timeshare/gang:{key}={bad}")
     refused = advisor("timeshare", "SDSC-BLUE", "--until", "2d", option, bad)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
@@ -137,7 +138,7 @@ def test_queues_parts_and_tune_threshold_take_what_their_policies_take():
     threshold = registry().plugin("threshold", "queue").Params.__dataclass_fields__["T"]
     assert threshold.metadata["min"] == 60
     assert advisor("tune", "--threshold", "59s").returncode == 2
-    with pytest.raises(Exception):
+    with pytest.raises(BadInput):
         parse_policy("easy:SPF:SPF:T=59s")
 
 

@@ -106,7 +106,7 @@ def test_the_sites_pick_is_the_best_within_risk_on_the_weeks_before(kth_window, 
     base_label = parse_policy(BASELINE).label
     base = fixed[base_label][1] - submit
     within = {}
-    for name, (spec, start) in fixed.items():
+    for name, (_spec, start) in fixed.items():
         wait = start - submit
         if (wait.max() <= risk * base.max() and
                 np.percentile(wait, 95) <= risk * np.percentile(base, 95)):
