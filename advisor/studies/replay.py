@@ -8,9 +8,7 @@ import pandas as pd
 from advisor import metrics
 from advisor.engine import EngineConfig, Estimates, job_arrays, run
 from advisor.model import Workload
-from advisor.plugins.spec import BASELINE, Policy
-
-DEFAULT_POLICIES = (BASELINE, "easy:SPF:SPF", "easy:SPF:SPF:T=20h", "conservative:FCFS")
+from advisor.plugins.spec import Policy
 
 
 @dataclass(frozen=True)
