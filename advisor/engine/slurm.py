@@ -125,7 +125,7 @@ def _simulate(inp: SlurmInput, cfg: np.ndarray):
 
 
 def state_for(inp: SlurmInput):
-    """(StateArrays, SlurmState) of a run of ``inp`` before its first instant, for calling
+    """(StateArrays, KernelState) of a run of ``inp`` before its first instant, for calling
     the slurm core's steps one at a time (``slurm_state``); times in ``inp.timing``'s
     ticks."""
     return new_state(*kernel_arguments(inp, inp.cfg))

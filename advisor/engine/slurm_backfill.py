@@ -1,6 +1,6 @@
 """The slurm mode's backfill cycle (F3-F6) [src: backfill.c _attempt_backfill()].
 
-Each step takes the run's ``SlurmState`` (``slurm_state``).
+Each step takes the run's state (``slurm_state``).
 """
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ hold are also kept as a count over time, and a start time is tested on the bitma
 when the count does not rule it out (``held_max``). ``tests/unit/engine/test_slurm_engine.py``
 checks these shortcuts against the general path on a real trace.
 
-The steps share one state (``slurm_state.SlurmState``), each in the module of what it
+The steps share one state (``slurm_state``), each in the module of what it
 does: ``slurm_running`` (nodes taken and given back, limits, usage), ``slurm_queue``
 (arrivals, the priority recalculation, the main scheduler), ``slurm_backfill`` (the
 backfill cycle), ``slurm_reserve`` (a reservation) and ``slurm_willrun`` (the search for a
@@ -63,7 +63,8 @@ from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.slurm_queue import (enqueue, main_pass, nothing_fits, recalculate,
                                         sort_pending)
 from advisor.engine.slurm_running import accrue_usage, finish_job, pick, start_job
-from advisor.engine.slurm_state import S_HN, S_NQ, S_QH, new_state, view_of
+from advisor.engine.kernel_state import view_of
+from advisor.engine.slurm_state import S_HN, S_NQ, S_QH, new_state
 from advisor.engine.structures import heap_pop
 
 
@@ -108,7 +109,7 @@ def restore(st):
 @njit(cache=True)
 def results(arrays, state):
     """A run's (start times, first reservations). Taking ``state`` keeps it alive until the
-    run ends: the steps read it through a view (``slurm_state.view_of``)."""
+    run ends: the steps read it through a view (``kernel_state.view_of``)."""
     return arrays.start, arrays.first_resv
 
 

@@ -1,7 +1,7 @@
 """The slurm mode's queue and its main scheduler: arrivals, the priority recalculation,
 the main scheduler's pass [src: job_scheduler.c schedule()].
 
-Each step takes the run's ``SlurmState`` (``slurm_state``).
+Each step takes the run's state (``slurm_state``).
 """
 from __future__ import annotations
 

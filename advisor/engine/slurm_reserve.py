@@ -4,7 +4,7 @@
 A cycle's reservations hold whole nodes (``res_bits``, in words [res_w0, res_w1)) over
 [res_b, res_e) (F4, F5). In count mode, the textbook's idealisation and no Slurm setting, a
 reservation holds a CPU count instead (``res_spare``: CPUs free at its start beyond its
-need). Each step takes the run's ``SlurmState`` (``slurm_state``).
+need). Each step takes the run's state (``slurm_state``).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The slurm mode's running jobs: a job's nodes chosen, taken and given back, its limits
 charged, its usage accrued for fair share.
 
-Each step takes the run's ``SlurmState`` (``slurm_state``).
+Each step takes the run's state (``slurm_state``).
 """
 from __future__ import annotations
 

@@ -2,11 +2,10 @@
 
 ``new_state`` builds it from the core's inputs (``simulate_slurm``'s arguments) as two
 views of the same arrays: ``StateArrays``, a named tuple that owns them (a caller keeps it
-alive, and Python can read it), and a ``SlurmState``, a numba structref whose array fields
-are views that own nothing (``engine.borrow``), so that a step reads a field for the cost
-of a load, never an atomic reference count. A step takes the ``SlurmState`` and nothing
-else of the simulation; a test builds one on a few nodes and jobs and calls the step
-alone.
+alive, and Python can read it), and a ``kernel_state.KernelState`` of it, whose array
+fields own nothing, so that a step reads a field for the cost of a load, never an atomic
+reference count. A step takes the state and nothing else of the simulation; a test builds
+one on a few nodes and jobs and calls the step alone.
 
 The fields, by what they hold (scalars are the settings a run keeps; ``sc`` holds the
 scalars a run changes, indexed by ``S_*``):
@@ -30,14 +29,9 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils, imputils
-from numba.core.typing.templates import AttributeTemplate
-from numba.experimental import structref
-from numba.experimental.jitclass.base import imp_dtor
-from numba.extending import (infer_getattr, intrinsic, lower_getattr_generic, models,
-                             register_model)
+from numba import njit
 
+from advisor.engine.kernel_state import state_of
 from advisor.engine.node_bits import avail_bits_of, mask_bits, set_range, words
 from advisor.engine.slurm_fairshare import decay_per_second
 from advisor.engine.slurm_layout import (
@@ -72,121 +66,6 @@ ARRAYS = ("start first_resv exp_end state prio key queue rl rl_cpus ht hj sc "
           "fs_factor fs_lf fs_last")
 #: the arrays and settings of a run, owned (what ``new_state`` returns beside the state)
 StateArrays = namedtuple("StateArrays", f"{INPUTS} {SETTINGS} {ARRAYS}")
-
-
-@structref.register
-class SlurmStateType(types.StructRef):
-    """The numba type of a ``SlurmState``: its fields are ``StateArrays``'s."""
-
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
-
-
-class SlurmState(structref.StructRefProxy):
-    """A run's state in compiled code (its fields are read there; Python reads the
-    ``StateArrays`` it was made from)."""
-
-
-structref.define_boxing(SlurmStateType, SlurmState)
-
-
-def _unowned(context, builder, typ, value):
-    """``value``, an array, as a view without an owner (``engine.borrow``)."""
-    src = context.make_array(typ)(context, builder, value=value)
-    view = context.make_array(typ)(context, builder)
-    view.meminfo = cgutils.get_null_value(view.meminfo.type)
-    view.parent = cgutils.get_null_value(view.parent.type)
-    for field in ("nitems", "itemsize", "data", "shape", "strides"):
-        setattr(view, field, getattr(src, field))
-    return view._getvalue()
-
-
-@intrinsic
-def state_of(typingctx, arrays):
-    """A ``SlurmState`` with the fields of ``arrays`` (a ``StateArrays``), its arrays
-    borrowed: ``arrays`` must outlive it."""
-    if not isinstance(arrays, types.BaseNamedTuple):
-        return None
-    state_type = SlurmStateType(list(zip(arrays.fields, arrays.types)))
-
-    def codegen(context, builder, signature, args):
-        # numba's structref.new(), then each field set from the tuple
-        payload = context.data_model_manager[state_type.get_data_type()].get_value_type()
-        meminfo = context.nrt.meminfo_alloc_dtor(
-            builder, context.get_constant(types.uintp, context.get_abi_sizeof(payload)),
-            imp_dtor(context, builder.module, state_type))
-        pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
-                                  payload.as_pointer())
-        builder.store(cgutils.get_null_value(payload), pointer)
-        data = cgutils.create_struct_proxy(state_type.get_data_type())(context, builder,
-                                                                      ref=pointer)
-        for i, (name, typ) in enumerate(zip(arrays.fields, arrays.types)):
-            value = builder.extract_value(args[0], i)
-            if isinstance(typ, types.Array):
-                value = _unowned(context, builder, typ, value)
-            elif context.enable_nrt:
-                context.nrt.incref(builder, typ, value)
-            setattr(data, name, value)
-        state = context.make_helper(builder, state_type)
-        state.meminfo = meminfo
-        return state._getvalue()
-
-    return state_type(arrays), codegen
-
-
-class StateViewType(types.Type):
-    """A ``SlurmState`` seen through a plain pointer to its fields: what the kernel passes
-    to its steps. A structref is reference-counted, atomically, wherever it is passed or
-    copied (each inlined step copies its arguments); this view is not, so the kernel keeps
-    the state alive and its steps pay for a field with a load."""
-
-    def __init__(self, state_type):
-        self.state_type = state_type
-        super().__init__(name=f"StateView({state_type.name})")
-
-
-@register_model(StateViewType)
-class _StateViewModel(models.PrimitiveModel):
-    def __init__(self, dmm, fe_type):
-        payload = dmm.lookup(fe_type.state_type.get_data_type()).get_value_type()
-        super().__init__(dmm, fe_type, payload.as_pointer())
-
-
-@infer_getattr
-class _StateViewAttributes(AttributeTemplate):
-    key = StateViewType
-
-    def generic_resolve(self, typ, attr):
-        return typ.state_type.field_dict.get(attr)
-
-
-@lower_getattr_generic(StateViewType)
-def _state_view_field(context, builder, typ, value, attr):
-    data = cgutils.create_struct_proxy(typ.state_type.get_data_type())(context, builder,
-                                                                      ref=value)
-    field_type = typ.state_type.field_dict[attr]
-    value = getattr(data, attr)
-    if isinstance(field_type, types.Array):
-        # (its owner is known to be none where it is read, so the reference counts that
-        # numba places around every use of an array compile to nothing)
-        value = _unowned(context, builder, field_type, value)
-    return imputils.impl_ret_borrowed(context, builder, field_type, value)
-
-
-@intrinsic
-def view_of(typingctx, state):
-    """The ``StateViewType`` of ``state``, which must outlive it."""
-    if not isinstance(state, SlurmStateType):
-        return None
-    view_type = StateViewType(state)
-
-    def codegen(context, builder, signature, args):
-        meminfo = context.make_helper(builder, state, value=args[0]).meminfo
-        payload = context.data_model_manager[state.get_data_type()].get_value_type()
-        return builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
-                               payload.as_pointer())
-
-    return view_type(state), codegen
 
 
 @njit(cache=True)
@@ -260,7 +139,7 @@ def _reservation_arrays(nr, nw, max_test):
 def new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
               part_max, cfg, w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
               job_use, fs_tree, fs_children, fs_values, job_assoc):
-    """(StateArrays, SlurmState) at the start of a run: nothing queued or running yet."""
+    """(StateArrays, KernelState) at the start of a run: nothing queued or running yet."""
     n, nr, nn, npart = jobs.shape[1], rec_job.shape[0], node_cpus.shape[0], \
         part_tier.shape[0]
     nt, na, nw = node_tres.shape[0], fs_tree.shape[1], words(nn)

@@ -3,7 +3,7 @@ running jobs are released at their expected ends, tested against the cycle's oth
 reservations as Slurm's backfill tests it (F5, F6) [src: backfill.c _attempt_backfill(),
 cons_tres _will_run_test()].
 
-Each step takes the run's ``SlurmState`` (``slurm_state``).
+Each step takes the run's state (``slurm_state``).
 """
 from __future__ import annotations
 
