@@ -397,12 +397,15 @@ def cmd_bench(args, out: Console) -> int:
 
 def _family_bench(family: str, options: list[str]) -> int:
     """A family's own benchmark, found through its plugins (``bench``)."""
+    import importlib
+
     from advisor.plugins.registry import registry
     benches = {p.family: p.bench for p in registry().plugins.values() if p.bench is not None}
     if family not in benches:
         raise BadInput(f"no benchmark for family '{family}'; families with one: "
                        f"{', '.join(sorted(benches))}")
-    benches[family](options)
+    module, _, function = benches[family].partition(":")
+    getattr(importlib.import_module(module), function)(options)
     return EXIT_OK
 
 

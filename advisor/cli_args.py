@@ -252,8 +252,8 @@ def bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as one JSON "
                    "document")
     p.add_argument("--family", metavar="FAMILY", help="run that policy family's own "
-                   "benchmark instead (plan, queues, timeshare: those whose plugin has one), "
-                   "its options after --, e.g. advisor bench --family plan -- --single")
+                   "benchmark instead, its options after -- (advisor bench --family FAMILY "
+                   "-- --help lists them)")
     p.add_argument("options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 

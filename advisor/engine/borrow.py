@@ -20,6 +20,18 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 
+def unowned(context, builder, typ, value):
+    """(Code generation) ``value``, an array of type ``typ``, as a view without an owner:
+    what ``borrowed`` returns, and what ``kernel_state`` stores and reads."""
+    src = context.make_array(typ)(context, builder, value=value)
+    view = context.make_array(typ)(context, builder)
+    view.meminfo = cgutils.get_null_value(view.meminfo.type)
+    view.parent = cgutils.get_null_value(view.parent.type)
+    for field in ("nitems", "itemsize", "data", "shape", "strides"):
+        setattr(view, field, getattr(src, field))
+    return view._getvalue()
+
+
 @intrinsic
 def borrowed(typingctx, array):
     """A view of ``array``'s data that owns nothing."""
@@ -27,12 +39,6 @@ def borrowed(typingctx, array):
         return None
 
     def codegen(context, builder, signature, args):
-        src = context.make_array(array)(context, builder, value=args[0])
-        view = context.make_array(array)(context, builder)
-        view.meminfo = cgutils.get_null_value(view.meminfo.type)
-        view.parent = cgutils.get_null_value(view.parent.type)
-        for field in ("nitems", "itemsize", "data", "shape", "strides"):
-            setattr(view, field, getattr(src, field))
-        return view._getvalue()
+        return unowned(context, builder, array, args[0])
 
     return array(array), codegen

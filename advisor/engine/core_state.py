@@ -29,7 +29,7 @@ SETTINGS = ("n machine mode depth primary secondary threshold shadow_rule batch 
 ARRAYS = ("start first_resv resv exp_end state kpr kb q qp opr opb po fit rl ht hj mark pt "
           "pf")
 #: a run's arrays and settings, owned (what ``new_core_state`` returns beside the state)
-CoreArrays = namedtuple("CoreArrays", f"{INPUTS} {SETTINGS} {ARRAYS}")
+CoreArrays = namedtuple("CoreArrays", f"{INPUTS} {SETTINGS} {ARRAYS}")  # type: ignore[misc]
 
 
 @njit(cache=True)

@@ -19,6 +19,8 @@ from numba.experimental.jitclass.base import imp_dtor
 from numba.extending import (infer_getattr, intrinsic, lower_getattr_generic, models,
                              register_model)
 
+from advisor.engine.borrow import unowned
+
 
 @structref.register
 class KernelStateType(types.StructRef):
@@ -35,17 +37,6 @@ class KernelState(structref.StructRefProxy):
 
 
 structref.define_boxing(KernelStateType, KernelState)
-
-
-def _unowned(context, builder, typ, value):
-    """``value``, an array, as a view without an owner (``engine.borrow``)."""
-    src = context.make_array(typ)(context, builder, value=value)
-    view = context.make_array(typ)(context, builder)
-    view.meminfo = cgutils.get_null_value(view.meminfo.type)
-    view.parent = cgutils.get_null_value(view.parent.type)
-    for field in ("nitems", "itemsize", "data", "shape", "strides"):
-        setattr(view, field, getattr(src, field))
-    return view._getvalue()
 
 
 @intrinsic
@@ -70,7 +61,7 @@ def state_of(typingctx, arrays):
         for i, (name, typ) in enumerate(zip(arrays.fields, arrays.types)):
             value = builder.extract_value(args[0], i)
             if isinstance(typ, types.Array):
-                value = _unowned(context, builder, typ, value)
+                value = unowned(context, builder, typ, value)
             elif context.enable_nrt:
                 context.nrt.incref(builder, typ, value)
             setattr(data, name, value)
@@ -116,7 +107,7 @@ def _state_view_field(context, builder, typ, value, attr):
     if isinstance(field_type, types.Array):
         # (its owner is known to be none where it is read, so the reference counts that
         # numba places around every use of an array compile to nothing)
-        value = _unowned(context, builder, field_type, value)
+        value = unowned(context, builder, field_type, value)
     return imputils.impl_ret_borrowed(context, builder, field_type, value)
 
 

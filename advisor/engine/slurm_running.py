@@ -164,6 +164,19 @@ def start_job(st, j, p, t, k):
 
 
 @njit(cache=True, inline="always")
+def give_back(st, j, free, free_bits, tres):
+    """Running job j's CPUs and other resources added to ``free`` and ``tres`` (free now,
+    or at a future time in planning) and their bitmap (not on one-CPU nodes)."""
+    alloc_node, alloc_cpus, alloc_tres = st.alloc_node, st.alloc_cpus, st.alloc_tres
+    for i in range(st.alloc0[j], st.alloc0[j] + st.nalloc[j]):
+        nd = alloc_node[i]
+        free[nd] += alloc_cpus[i]
+        for q in range(st.nt if st.tres_on else 0):
+            tres[q, nd] += alloc_tres[q, i]
+        note_free(free_bits, nd, free[nd], st.node_cpus[nd])
+
+
+@njit(cache=True, inline="always")
 def finish_job(st, j):
     """Job j ends: its nodes and resources are free again."""
     sc, free_bits, part_free, part_bits = st.sc, st.free_bits, st.part_free, st.part_bits
@@ -181,16 +194,11 @@ def finish_job(st, j):
         st.free_slots[sc[S_NSLOTS]] = sl
         sc[S_NSLOTS] += 1
     else:
-        alloc_node, alloc_cpus, node_free, tres_free, alloc_tres = st.alloc_node, \
-            st.alloc_cpus, st.node_free, st.tres_free, st.alloc_tres
+        give_back(st, j, st.node_free, free_bits, st.tres_free)
+        alloc_node, alloc_cpus = st.alloc_node, st.alloc_cpus
         for i in range(st.alloc0[j], st.alloc0[j] + st.nalloc[j]):
-            nd = alloc_node[i]
-            node_free[nd] += alloc_cpus[i]
-            for q in range(st.nt if st.tres_on else 0):
-                tres_free[q, nd] += alloc_tres[q, i]
-            note_free(free_bits, nd, node_free[nd], st.node_cpus[nd])
             for q in range(st.npart):
-                if st.part_nodes[q, nd]:
+                if st.part_nodes[q, alloc_node[i]]:
                     part_free[q] += alloc_cpus[i]
     sc[S_NRL] = running_remove(st.rl, sc[S_NRL], j)
     sc[S_FREEVER] += 1

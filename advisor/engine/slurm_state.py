@@ -65,7 +65,7 @@ ARRAYS = ("start first_resv exp_end state prio key queue rl rl_cpus ht hj sc "
           "lim_used fs_parent fs_first fs_counts fs_user fs_kids fs_shares fs_usage fs_now "
           "fs_factor fs_lf fs_last")
 #: the arrays and settings of a run, owned (what ``new_state`` returns beside the state)
-StateArrays = namedtuple("StateArrays", f"{INPUTS} {SETTINGS} {ARRAYS}")
+StateArrays = namedtuple("StateArrays", f"{INPUTS} {SETTINGS} {ARRAYS}")  # type: ignore[misc]
 
 
 @njit(cache=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from numba import njit
 
 from advisor.engine.core import NEVER
-from advisor.engine.node_bits import NONZERO, note_free
+from advisor.engine.node_bits import NONZERO
 from advisor.engine.slurm_layout import C_BF_WINDOW, C_WILL_RUN_WINDOW, CPUS, MIN_NODES
 from advisor.engine.slurm_reserve import (count_allows, held_max, mark_reserved,
                                           overlaps_reserved)
-from advisor.engine.slurm_running import held_in, holds_picked, pick
+from advisor.engine.slurm_running import give_back, held_in, holds_picked, pick
 from advisor.engine.slurm_state import S_FREEVER, S_NRES, S_NRL, S_PICKED
 
 # a will-run window this wide takes in every running job (2**40 s: 35,000 years)
@@ -113,13 +113,7 @@ def _release(st, p, s, t, ri, tot, by_count):
         rj = rl[ri]
         tot += held_in(st, rj, p)
         if not st.unit:
-            alloc_node, alloc_cpus, alloc_tres = st.alloc_node, st.alloc_cpus, st.alloc_tres
-            for i in range(st.alloc0[rj], st.alloc0[rj] + st.nalloc[rj]):
-                nd = alloc_node[i]
-                fut[nd] += alloc_cpus[i]
-                for q in range(st.nt if st.tres_on else 0):
-                    fut_tres[q, nd] += alloc_tres[q, i]
-                note_free(fut_bits, nd, fut[nd], st.node_cpus[nd])
+            give_back(st, rj, fut, fut_bits, fut_tres)
         elif not by_count:
             sl = st.job_slot[rj]
             job_bits = st.job_bits

@@ -166,8 +166,9 @@ class PluginBase:
     replaces: tuple[str, ...] = OPTIONAL["replaces"]
     aliases: dict[str, dict] = OPTIONAL["aliases"]
     compile_kernels = OPTIONAL["compile_kernels"]
-    #: the family's benchmark, ``bench(argv)``: prints its figures (``advisor bench
-    #: --family FAMILY -- OPTIONS``)
+    #: the family's benchmark, a script named as an entry point is ("package.module:main"):
+    #: ``main(argv)`` prints its figures (``advisor bench --family FAMILY -- OPTIONS``); named,
+    #: not imported, for a benchmark may import anything and the plugin only the seam
     bench = OPTIONAL["bench"]
     player = OPTIONAL["player"]
     short_slot: int | None = OPTIONAL["short_slot"]

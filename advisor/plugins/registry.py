@@ -23,6 +23,8 @@ from advisor.plugins.contract import OPTIONAL, REQUIRED, Context, Player, params
 
 GROUP = "advisor.policies"
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+#: a function named as an entry point names it: package.module:function
+_ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 @dataclass(frozen=True)
@@ -110,9 +112,11 @@ def check(impl: object, key: str, package: str) -> Plugin:
     extra = {m: getattr(impl, m, default) for m, default in OPTIONAL.items()}
     if not isinstance(extra["rank"], int) or isinstance(extra["rank"], bool):
         refuse("its rank is not a whole number")
-    for member in ("compile_kernels", "bench"):
-        if extra[member] is not None and not callable(extra[member]):
-            refuse(f"its {member} is not a function")
+    if extra["compile_kernels"] is not None and not callable(extra["compile_kernels"]):
+        refuse("its compile_kernels is not a function")
+    bench = extra["bench"]
+    if bench is not None and not (isinstance(bench, str) and _ENTRY.match(bench)):
+        refuse("its bench does not name a function as 'package.module:function'")
     slot = extra["short_slot"]
     if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or slot < 0):
         refuse("its short_slot is not a place (0, 1, ..) or None")

@@ -112,10 +112,7 @@ class SimulatedAnnealingPlan(PluginBase):
     replaces = ("backfill", "ordering")
     aliases = ALIASES
 
-    def bench(self, argv: list[str]) -> None:
-        """The family's benchmark (``advisor bench --family plan -- OPTIONS``)."""
-        from advisor.policies.plan.bench import main
-        main(argv)
+    bench = "advisor.policies.plan.bench:main"   # advisor bench --family plan -- OPTIONS
 
     def compile_kernels(self) -> None:
         compile_kernels()

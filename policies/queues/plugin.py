@@ -190,10 +190,7 @@ class RuntimeQueues(PluginBase):
     Params = Params
     rank = 40
 
-    def bench(self, argv: list[str]) -> None:
-        """The family's benchmark (``advisor bench --family queues -- OPTIONS``)."""
-        from advisor.policies.queues.bench import main
-        main(argv)
+    bench = "advisor.policies.queues.bench:main"   # advisor bench --family queues -- OPTIONS
 
     def compile_kernels(self) -> None:
         compile_kernels()

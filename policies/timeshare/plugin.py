@@ -156,10 +156,7 @@ class GangTimeShare(PluginBase):
 
     player = PLAYER
 
-    def bench(self, argv: list[str]) -> None:
-        """The family's benchmark (``advisor bench --family timeshare -- OPTIONS``)."""
-        from advisor.policies.timeshare.bench import main
-        main(argv)
+    bench = "advisor.policies.timeshare.bench:main"   # advisor bench --family timeshare -- OPTIONS
 
     def compile_kernels(self) -> None:
         """The job-level gang partition's kernel and the process-level model's, each on a
