@@ -9,7 +9,8 @@ thread the kernel delivered the signal to, and a run has other threads (Ray's, n
 rich's), so a signal mask of the main thread alone would not hold it back. Where Python
 cannot raise (a callback from C: numba's compiler, an at-fork hook) it prints the exception
 and drops it; the unraisable hook ``install`` sets sends the signal again, to be raised
-once back in Python's own code. A library caller who installs nothing keeps Python's own
+once back in Python's own code. Inside numba or llvmlite, loading a kernel, the handler
+itself sends it again instead of raising. A library caller who installs nothing keeps Python's own
 behaviour, and ``deferred`` changes nothing.
 """
 from __future__ import annotations
@@ -37,12 +38,31 @@ _depth = 0          # how many deferred() blocks are open
 _held: list[int] = []   # signals that came inside them
 
 
+#: modules a signal's exception must not unwind: numba's and llvmlite's Python code, which
+#: compiles and loads a kernel (some of it called back from C); cut there, a kernel was
+#: left half loaded and its first call crashed the process (CI, SIGINT at 0.84 s)
+_KERNEL_LOADERS = ("numba.", "llvmlite.")
+
+
 def handler(signum, frame) -> None:
     _received.append(signum)
     if _depth:
         _held.append(signum)
         return
+    if _loading_kernel(frame):
+        # noted, and sent again a moment later: raised once back in the advisor's code
+        _thread.start_new_thread(_resend, (signum,))
+        return
     _raise(signum)
+
+
+def _loading_kernel(frame) -> bool:
+    """Whether the signal cut into numba or llvmlite (``_KERNEL_LOADERS``)."""
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith(_KERNEL_LOADERS):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _raise(signum: int) -> None:

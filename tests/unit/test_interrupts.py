@@ -37,3 +37,28 @@ def test_a_signal_dropped_in_a_callback_from_c_is_raised_after_it():
     # (not the sorted values: the comparison the signal cut short answered 0, "equal")
     assert run.stdout.split() == ["interrupted", "Terminated"]
     assert run.stderr == ""
+
+
+LOADING = textwrap.dedent("""
+    import os, signal, sys, time
+    from advisor import interrupts
+    interrupts.install()
+    # a function of numba's, as numba's cache runs one while it loads a kernel
+    loader = {"__name__": "numba.core.caching", "os": os, "signal": signal}
+    exec("def load():\\n    os.kill(os.getpid(), signal.SIGINT)\\n"
+         "    return sum(range(1000))\\n", loader)
+    try:
+        print("loaded", loader["load"]())      # the handler runs inside it: not raised
+        time.sleep(5)
+        print("finished")
+    except KeyboardInterrupt as e:
+        print("interrupted", type(e).__name__)
+""")
+
+
+def test_a_signal_inside_numba_is_raised_once_back_in_the_advisor_s_code():
+    run = subprocess.run([sys.executable, "-c", LOADING], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["loaded", "499500", "interrupted", "KeyboardInterrupt"]
+    assert run.stderr == ""
