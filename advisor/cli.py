@@ -318,7 +318,6 @@ def _executing(args):
             executor.close()
 
 
-
 def cmd_report(args, out: Console) -> int:
     from advisor.views.advice import report_view
     from advisor.adapters.store import Store
@@ -392,7 +391,6 @@ def cmd_bench(args, out: Console) -> int:
     else:
         out.print(bench_table(figures))
     return EXIT_OK
-
 
 
 def _family_bench(family: str, options: list[str]) -> int:

@@ -97,16 +97,17 @@ def _check_output(path: str, extra: tuple[str, str] | None = None) -> None:
             raise MissingExtra(*extra)
 
 
-def _compile_notice(kernels: tuple[str, ...] = ("slurm", "textbook"), policies=None) -> None:
+def _compile_notice(kernels: tuple[str, ...] | None = None, policies=None) -> None:
     """On a cold cache, say on stderr (a terminal or not: cron mails it) that the
-    simulator is compiled once, compile here what the run plays (the engine's ``kernels``;
-    the kernels of the families ``policies`` choose from, None: every family's), and say
-    how long that took."""
+    simulator is compiled once, compile here what the run plays (the engine's ``kernels``,
+    None: all; the kernels of the families ``policies`` choose from, None: every family's),
+    and say how long that took."""
     import time
 
     from advisor.engine.cache import require_cache
-    from advisor.plugins.warmup import compile_all, compiled
+    from advisor.plugins.warmup import ENGINE, compile_all, compiled
     require_cache()
+    kernels = ENGINE if kernels is None else kernels
     if compiled(kernels, policies):
         return
     sys.stderr.write("advisor: compiling the simulator once for this machine (about a "

@@ -50,8 +50,7 @@ def handler(signum, frame) -> None:
         _held.append(signum)
         return
     if _loading_kernel(frame):
-        # noted, and sent again a moment later: raised once back in the advisor's code
-        _thread.start_new_thread(_resend, (signum,))
+        _send_again(signum)     # noted: raised once back in the advisor's code
         return
     _raise(signum)
 
@@ -86,11 +85,15 @@ def _unraisable(unraisable) -> None:
     llvmlite's object cache, an at-fork hook), it prints the signal's exception and drops
     it: send the signal again, to be raised once back in Python's own code."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt) and _received and not _depth:
-        # a moment later, from another thread: sent from here, it would be handled, and
-        # dropped, here (a thread that waits for nothing: Thread.start would wait)
-        _thread.start_new_thread(_resend, (_received[-1],))
+        _send_again(_received[-1])
         return
     (_hooks[-1] if _hooks else sys.__unraisablehook__)(unraisable)
+
+
+def _send_again(signum: int) -> None:
+    """``signum`` sent again a moment later, from another thread: sent from here, it would
+    be handled here again (a thread that waits for nothing: Thread.start would wait)."""
+    _thread.start_new_thread(_resend, (signum,))
 
 
 def _resend(signum: int) -> None:

@@ -27,7 +27,7 @@ from advisor.engine.core_passes import (easy_pass, enqueue, held, keep_pending, 
 from advisor.engine.core_state import (CONSERVATIVE, DEPTH, DONE, EASY, NEVER, NO_BACKFILL,
                                        NO_RESUME, QUEUED, RUNNING, SHADOW_ALL, SHADOW_FIRST,
                                        new_core_state)
-from advisor.engine.kernel_state import view_of
+from advisor.engine.kernel_state import results, view_of
 from advisor.engine.structures import heap_pop, heap_push, running_insert, running_remove
 
 __all__ = ["CONSERVATIVE", "DEPTH", "DONE", "EASY", "NEVER", "NO_BACKFILL", "NO_RESUME",
@@ -45,13 +45,6 @@ def start_job(j, t, free, hn, nrl, state, start, exp_end, ht, hj, rl, runtime, e
     hn = heap_push(ht, hj, hn, t + runtime[j], j)
     nrl = running_insert(rl, nrl, j, exp_end, procs)
     return free - procs[j], hn, nrl
-
-
-@njit(cache=True)
-def results(arrays, state):
-    """A run's (start times, first reservations). Taking ``state`` keeps it alive until the
-    run ends: the passes read it through a view (``kernel_state.view_of``)."""
-    return arrays.start, arrays.first_resv
 
 
 @njit(cache=True)
@@ -79,6 +72,7 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
                                    fixed, first_pass, pkey, skey)
     st = view_of(state)  # (``arrays`` and ``state`` outlive it: the return reads them)
     n, ht, hj, rl, exp_end = st.n, st.ht, st.hj, st.rl, st.exp_end
+    profile_mode, can_settle = st.profile_mode, st.can_settle
     nq = npr = npb = nrl = hn = 0
     sorted_pr = sorted_pb = 0       # opr[:sorted_pr], opb[:sorted_pb] are in order
     free = machine
@@ -132,10 +126,10 @@ def simulate(submit, runtime, estimate, procs, machine, mode, depth, primary, se
         settled = -1
         running_before = nrl
         order, npo, sorted_pr = primary_order(st, t, nq, npr, sorted_pr)
-        if not st.profile_mode:
+        if not profile_mode:
             free, hn, nrl, sorted_pb, head, shadow, extra = easy_pass(
                 st, t, order, npo, nq, npr, npb, sorted_pb, free, hn, nrl)
-            if st.can_settle and head >= 0 and shadow > t:
+            if can_settle and head >= 0 and shadow > t:
                 settled, s_shadow, s_extra = head, shadow, extra
         else:
             border, nb = st.q, nq  # conservative backfills nothing: every job has a promise

@@ -11,7 +11,7 @@ with it.
 """
 from __future__ import annotations
 
-from numba import types
+from numba import njit, types
 from numba.core import cgutils, imputils
 from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
@@ -109,6 +109,13 @@ def _state_view_field(context, builder, typ, value, attr):
         # numba places around every use of an array compile to nothing)
         value = unowned(context, builder, field_type, value)
     return imputils.impl_ret_borrowed(context, builder, field_type, value)
+
+
+@njit(cache=True)
+def results(arrays, state):
+    """A kernel's (start times, first reservations) from its owned ``arrays``. Taking
+    ``state`` keeps it alive until the run ends: the steps read it through ``view_of``."""
+    return arrays.start, arrays.first_resv
 
 
 @intrinsic

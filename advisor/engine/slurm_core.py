@@ -63,7 +63,7 @@ from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.slurm_queue import (enqueue, main_pass, nothing_fits, recalculate,
                                         sort_pending)
 from advisor.engine.slurm_running import accrue_usage, finish_job, pick, start_job
-from advisor.engine.kernel_state import view_of
+from advisor.engine.kernel_state import results, view_of
 from advisor.engine.slurm_state import S_HN, S_NQ, S_QH, new_state
 from advisor.engine.structures import heap_pop
 
@@ -107,13 +107,6 @@ def restore(st):
 
 
 @njit(cache=True)
-def results(arrays, state):
-    """A run's (start times, first reservations). Taking ``state`` keeps it alive until the
-    run ends: the steps read it through a view (``kernel_state.view_of``)."""
-    return arrays.start, arrays.first_resv
-
-
-@njit(cache=True)
 def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
                    part_max, cfg, w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
                    job_use, fs_tree, fs_children, fs_values, job_assoc):
@@ -129,6 +122,8 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     n, t0, sc, ht = st.n, st.t0, st.sc, st.ht
     calc, phase, sched_interval, bf_interval = st.calc, st.phase, st.sched_interval, \
         st.bf_interval
+    fs_on, backfill_on, starts_only = st.fs_on, st.backfill_on, st.starts_only
+    recalculates = calc > 0 and (st.w_age > 0.0 or fs_on)
     t_wake = t0 if (t0 != NO_RESUME and cfg[C_FIRST_PASS] != 0) else NEVER
     t_bf = NEVER
     t_calc = NEVER
@@ -141,7 +136,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             break
         events = t == t_wake
         t_wake = NEVER
-        if st.fs_on:
+        if fs_on:
             accrue_usage(st, t)  # (before the jobs ending now leave the running list)
         while sc[S_HN] > 0 and ht[0] == t:
             j, sc[S_HN] = heap_pop(ht, st.hj, sc[S_HN])
@@ -167,20 +162,19 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         changed = events or reorder
         if events and sc[S_NQ] > sc[S_QH]:
             main_pass(st, t)
-        if st.backfill_on and sc[S_NQ] > sc[S_QH]:
+        if backfill_on and sc[S_NQ] > sc[S_QH]:
             if changed and t_bf == NEVER:
                 # the next cycle [slurm.conf(5) bf_interval]
                 t_bf = t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval
             if t == t_bf:
                 t_bf = NEVER
-                if st.starts_only and nothing_fits(st, sc[S_QH]):
+                if starts_only and nothing_fits(st, sc[S_QH]):
                     pass  # (its reservations would be rebuilt by the next cycle anyway)
                 elif backfill(st, t) and bf_interval > 0:
                     t_bf = t + bf_interval  # what it started is a change for the next cycle
         elif t == t_bf:
             t_bf = NEVER
-        if sc[S_NQ] > sc[S_QH] and calc > 0 and (st.w_age > 0.0 or st.fs_on) and \
-                t_calc == NEVER:
+        if sc[S_NQ] > sc[S_QH] and recalculates and t_calc == NEVER:
             # at the phase of slurmctld's decay thread when known, else at multiples
             t_calc = phase + ((t - phase) // calc + 1) * calc
     return results(arrays, state)

@@ -164,16 +164,21 @@ def start_job(st, j, p, t, k):
 
 
 @njit(cache=True, inline="always")
-def give_back(st, j, free, free_bits, tres):
-    """Running job j's CPUs and other resources added to ``free`` and ``tres`` (free now,
-    or at a future time in planning) and their bitmap (not on one-CPU nodes)."""
+def give_back(st, j, free, free_bits, tres, now):
+    """Running job j's CPUs and other resources added to ``free`` and ``tres`` (free
+    ``now``, then to the partitions' free CPUs too, or at a future time in planning) and
+    their bitmap (not on one-CPU nodes)."""
     alloc_node, alloc_cpus, alloc_tres = st.alloc_node, st.alloc_cpus, st.alloc_tres
+    part_nodes, part_free = st.part_nodes, st.part_free
     for i in range(st.alloc0[j], st.alloc0[j] + st.nalloc[j]):
         nd = alloc_node[i]
         free[nd] += alloc_cpus[i]
         for q in range(st.nt if st.tres_on else 0):
             tres[q, nd] += alloc_tres[q, i]
         note_free(free_bits, nd, free[nd], st.node_cpus[nd])
+        for q in range(st.npart if now else 0):
+            if part_nodes[q, nd]:
+                part_free[q] += alloc_cpus[i]
 
 
 @njit(cache=True, inline="always")
@@ -194,12 +199,7 @@ def finish_job(st, j):
         st.free_slots[sc[S_NSLOTS]] = sl
         sc[S_NSLOTS] += 1
     else:
-        give_back(st, j, st.node_free, free_bits, st.tres_free)
-        alloc_node, alloc_cpus = st.alloc_node, st.alloc_cpus
-        for i in range(st.alloc0[j], st.alloc0[j] + st.nalloc[j]):
-            for q in range(st.npart):
-                if st.part_nodes[q, alloc_node[i]]:
-                    part_free[q] += alloc_cpus[i]
+        give_back(st, j, st.node_free, free_bits, st.tres_free, True)
     sc[S_NRL] = running_remove(st.rl, sc[S_NRL], j)
     sc[S_FREEVER] += 1
     if st.limits_on:

@@ -113,7 +113,7 @@ def _release(st, p, s, t, ri, tot, by_count):
         rj = rl[ri]
         tot += held_in(st, rj, p)
         if not st.unit:
-            give_back(st, rj, fut, fut_bits, fut_tres)
+            give_back(st, rj, fut, fut_bits, fut_tres, False)
         elif not by_count:
             sl = st.job_slot[rj]
             job_bits = st.job_bits

@@ -30,10 +30,15 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_a_signal_dropped_in_a_callback_from_c_is_raised_after_it():
-    run = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+def run_script(script: str) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_a_signal_dropped_in_a_callback_from_c_is_raised_after_it():
+    run = run_script(SCRIPT)
     # (not the sorted values: the comparison the signal cut short answered 0, "equal")
     assert run.stdout.split() == ["interrupted", "Terminated"]
     assert run.stderr == ""
@@ -57,8 +62,6 @@ LOADING = textwrap.dedent("""
 
 
 def test_a_signal_inside_numba_is_raised_once_back_in_the_advisor_s_code():
-    run = subprocess.run([sys.executable, "-c", LOADING], capture_output=True, text=True,
-                         timeout=60)
-    assert run.returncode == 0, run.stderr
+    run = run_script(LOADING)
     assert run.stdout.split() == ["loaded", "499500", "interrupted", "KeyboardInterrupt"]
     assert run.stderr == ""
