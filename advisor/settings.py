@@ -7,27 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
+from advisor.bounds import (LONG_QUEUE, MAX_CANDIDATES, MAX_HISTORY_WEEKS, MAX_HORIZON,
+                            MAX_SAMPLES)
 from advisor.errors import BadInput
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # (above the plugins: they never import settings)
     from advisor.plugins.spec import Policy
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
-#: Bounds on the work a run may ask for, checked before any simulation (docs/recommend.md,
-#: "Bounds"): each is far above what a decision needs, and below what exhausts a machine.
-#: Sampled futures: the race keeps 2 to 8 for most candidates; past a thousand the results
-#: alone take gigabytes over a grid of a hundred candidates.
-MAX_SAMPLES = 1000
-#: a simulated future: a month (no queue takes longer to drain that matters to a decision
-#: made again every hour or day; arrivals over a longer one outgrow the memory)
-MAX_HORIZON = 30 * 86400
-#: the history read and replayed: two years
-MAX_HISTORY_WEEKS = 104
-#: candidates named with --candidate (the default grid holds about a hundred)
-MAX_CANDIDATES = 1000
-#: a queue at least this long is long: families whose simulations cost seconds there (as
-#: conservative backfilling's, which re-plans every job) propose nothing
-LONG_QUEUE = 1000
 
 
 def option(default, help: str, kind: str = "", low=None, high=None, choices=(),

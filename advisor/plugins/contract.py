@@ -52,9 +52,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from advisor.bounds import LONG_QUEUE
 from advisor.errors import BadInput, nearest
 from advisor.model import Cluster, Job, SchedulingConfig, Snapshot
-from advisor.settings import LONG_QUEUE
 from advisor.units import format_duration, parse_duration
 
 if TYPE_CHECKING:

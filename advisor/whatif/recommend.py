@@ -35,17 +35,17 @@ from typing import Callable, NamedTuple
 import numpy as np
 import pandas as pd
 
+from advisor.bounds import LONG_QUEUE
 from advisor.engine import make_arrays, run
-
 from advisor.metrics import bounded_slowdown
 from advisor.model import SECONDS_PER_WEEK, Snapshot, job_limit
+from advisor.plugins.contract import Context
 from advisor.plugins.grid import grid
 from advisor.plugins.spec import Policy
-from advisor.settings import LONG_QUEUE, Settings
-from advisor.plugins.contract import Context
+from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate, candidates_for, context_for, slurm_candidate
-from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.decision import decide
+from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.racing import sample_raced
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import METRICS

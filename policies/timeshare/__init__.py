@@ -6,7 +6,10 @@ their CPUs, and the process-level model of coscheduling it is checked against.
     inputs.py          each user's class by CPU efficiency, from the history
     player.py          the slurm mode's play of the time-sliced partition (``PLAYER``)
     kernel_gang.py     the job-level gang partition, compiled
-    kernel_cosched.py  the process-level model (FCFS, GS, SB, FCS), compiled
+    kernel_cosched.py  the process-level model (FCFS, GS, SB, FCS), compiled: its event loop
+    kernel_cosched_state.py   its state and event heap
+    kernel_cosched_cpu.py     its local scheduler, one CPU's
+    kernel_cosched_events.py  what each of its events does
     kernel_matrix.py   its Ousterhout matrix
     study.py           a time-sliced partition over a trace (``advisor timeshare``)
     study_cosched.py   the paper's scenarios on the model (``advisor coscheduling``)

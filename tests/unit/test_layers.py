@@ -44,7 +44,7 @@ def allowed(name: str, prefixes: tuple[str, ...]) -> bool:
 
 LIBRARY = ("advisor.whatif", "advisor.plugins", "advisor.engine", "advisor.model",
            "advisor.errors", "advisor.units", "advisor.metrics", "advisor.cleaning",
-           "advisor.settings", "advisor.interrupts")
+           "advisor.settings", "advisor.bounds", "advisor.interrupts")
 #: a family folder's modules, by role (the name before any "_": kernel_gang is a kernel),
 #: each role at a layer of the library (docs/plugins.md)
 OWN_ENGINE = ("own.kernel", "own.mechanic")
@@ -57,11 +57,12 @@ UNDER_CLI = ("advisor.adapters", "advisor.views", "advisor.studies", "advisor.so
 RULES = [
     # (rooms, what their modules of ours may import; "own.x": the family's own x modules)
     (("advisor/engine",), ("advisor.engine", "advisor.model", "advisor.site", "advisor.errors")),
-    (("advisor/model", "advisor/site", "advisor/releases", "advisor/errors", "advisor/units"),
+    (("advisor/model", "advisor/site", "advisor/releases", "advisor/errors", "advisor/units",
+      "advisor/bounds"),
      ("advisor.model", "advisor.site", "advisor.releases", "advisor.errors")),
-    (("advisor/settings",), ("advisor.errors", "advisor.plugins.spec")),
     (("advisor/plugins",), ("advisor.plugins", "advisor.engine", "advisor.model",
-                            "advisor.errors", "advisor.units", "advisor.settings")),
+                            "advisor.errors", "advisor.units", "advisor.bounds")),
+    (("advisor/settings",), ("advisor.errors", "advisor.bounds", "advisor.plugins")),
     (("advisor/whatif", "advisor/metrics", "advisor/cleaning"), LIBRARY),
     (("advisor/studies",), ("advisor.studies", *LIBRARY)),
     (("advisor/views",), ("advisor.views", "advisor.studies", *LIBRARY)),
