@@ -29,7 +29,7 @@ import numpy as np
 from advisor.settings import Settings
 from advisor.units import format_duration
 from advisor.whatif.candidates import Candidate
-from advisor.whatif.past import PastReplay
+from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
 from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
@@ -42,6 +42,12 @@ OVERWHELMING = 3.0
 #: the futures agree with the past when the candidate is better on average and in at
 #: least this share of the samples
 AGREE = 0.5
+#: the futures tell a candidate apart from the configuration in effect when their paired
+#: differences, sample by sample, average more than this many standard errors from none
+#: (racing's close call reads the same bound); futures that cannot are silent about it,
+#: and count neither for nor against it. The weeks replayed are what really came, not
+#: draws: they are silent only where the candidate ties in every week (no queue to order)
+NOISE = 2.0
 
 
 class Evidence(NamedTuple):
@@ -58,6 +64,8 @@ class Evidence(NamedTuple):
     figures: np.ndarray          # (candidates, metrics): means over its samples
     spreads: np.ndarray          # their standard deviations
     futures: bool                # any future was sampled (--samples 0: none)
+    told: np.ndarray | None = None     # the futures tell it apart (None: all do)
+    p_told: np.ndarray | None = None   # some week replayed does (None: all replayed do)
 
     @property
     def sampled(self) -> np.ndarray:
@@ -66,6 +74,16 @@ class Evidence(NamedTuple):
     @property
     def replayed(self) -> np.ndarray:
         return ~np.isnan(self.p_gain)
+
+    @property
+    def futures_told(self) -> np.ndarray:
+        return np.ones(len(self.gain), bool) if self.told is None else self.told
+
+    @property
+    def on_past(self) -> np.ndarray:
+        """Judged on the weeks replayed: replayed, and not tied in every week (a silent
+        replay: the futures judge it, as one without)."""
+        return self.replayed if self.p_told is None else self.replayed & self.p_told
 
     def metric(self, name: str) -> np.ndarray:
         return self.figures[:, METRICS.index(name)]
@@ -93,8 +111,33 @@ def weigh(results: np.ndarray, settings: Settings, past: PastReplay | None) -> E
             np.full(n, np.nan)
         p_wins = past_wins(past, settings.objective) if past is not None else \
             np.full(n, np.nan)
+        paired = drawn & drawn[0]
+        told = tells_apart(np.where(paired, obj[0] - obj, np.nan) / scale)
+        p_told = (np.nan_to_num(np.abs(_weekly_gains(past, settings.objective))) > 1e-9
+                  ).any(axis=1) if past is not None else np.zeros(n, bool)
     return Evidence(gain, wins, drawn.sum(axis=1), p_gain, p_wins, figures, spreads,
-                    results.shape[1] > 0)
+                    results.shape[1] > 0, told, p_told)
+
+
+def tells_apart(diffs: np.ndarray) -> np.ndarray:
+    """Per row of paired differences (NaN: not paired): their mean is more than ``NOISE``
+    standard errors from none. All tied (every future built no queue) is never; two pairs
+    at least are needed."""
+    n = (~np.isnan(diffs)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(diffs, axis=1)
+        se = np.nanstd(diffs, axis=1, ddof=1) / np.sqrt(n)
+        return (n >= 2) & (np.abs(mean) > NOISE * se)
+
+
+def _weekly_gains(past: PastReplay, objective: str) -> np.ndarray:
+    """(candidates, weeks): each week's objective against the configuration in effect's
+    (NaN where either has none, or the replay cannot judge ``objective``)."""
+    if objective not in PAST_OBJECTIVES:
+        return np.full((len(past.results), 1), np.nan)
+    weekly = past.by_week(objective)
+    return (weekly[0] - weekly) / max(abs(float(past.figure(objective)[0])), 1e-9)
 
 
 @dataclass(frozen=True)
@@ -114,7 +157,7 @@ def _over_max_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) ->
     limit = risk_limit(settings.risk, max_wait[lim.ref],
                        lim.floor.max_wait if lim.floor else 0.0)
     with np.errstate(invalid="ignore"):
-        return ~ev.replayed & (max_wait > limit)
+        return ~ev.on_past & (max_wait > limit)
 
 
 def _over_p95_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
@@ -122,7 +165,7 @@ def _over_p95_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) ->
     p95 = ev.metric("p95_wait")
     limit = risk_limit(settings.risk, p95[lim.ref], lim.floor.p95_wait if lim.floor else 0.0)
     with np.errstate(invalid="ignore"):
-        return ~ev.replayed & (p95 > limit)
+        return ~ev.on_past & (p95 > limit)
 
 
 def _over_push(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
@@ -166,26 +209,29 @@ def within_limits(ev: Evidence, breaks: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def wins_on_past(ev: Evidence, settings: Settings) -> np.ndarray:
-    """A candidate with a replay beats the configuration in effect on the weeks replayed
-    by min_gain (in min_wins of them when ``steady``), and its futures agree: better on
-    average and in ``AGREE`` of its samples."""
+    """A candidate judged on the weeks replayed beats the configuration in effect there
+    by min_gain (in min_wins of them when ``steady``), and its futures do not disagree:
+    they are silent about it (``tells_apart``), or it is better on average and in
+    ``AGREE`` of its samples."""
     with np.errstate(invalid="ignore"):
         steady = (ev.p_wins >= settings.min_wins) if settings.steady else True
-        agree = ((ev.gain > 0) & (ev.wins >= AGREE)) if ev.futures else True
-        return ev.replayed & (ev.p_gain >= settings.min_gain) & steady & agree
+        agree = ((ev.gain > 0) & (ev.wins >= AGREE)) | ~ev.futures_told if ev.futures \
+            else True
+        return ev.on_past & (ev.p_gain >= settings.min_gain) & steady & agree
 
 
 def wins_on_futures(ev: Evidence, settings: Settings, past_replayed: bool) -> np.ndarray:
-    """A candidate without a replay wins on its futures alone: better by OVERWHELMING
-    times min_gain (min_gain when no past is replayed) in min_wins of its samples."""
+    """A candidate not judged on the weeks replayed (none, or silent) wins on its futures
+    alone: better by OVERWHELMING times min_gain (min_gain when no past is replayed) in
+    min_wins of its samples."""
     bar = OVERWHELMING * settings.min_gain if past_replayed else settings.min_gain
     with np.errstate(invalid="ignore"):
-        return ~ev.replayed & (ev.gain >= bar) & (ev.wins >= settings.min_wins)
+        return ~ev.on_past & (ev.gain >= bar) & (ev.wins >= settings.min_wins)
 
 
 def score(ev: Evidence) -> np.ndarray:
     """What ranks the winners: the gain on the weeks replayed, else on the futures."""
-    return np.where(ev.replayed, ev.p_gain, ev.gain)
+    return np.where(ev.on_past, ev.p_gain, ev.gain)
 
 
 @dataclass(frozen=True)
@@ -230,7 +276,7 @@ def held_by_dwell(ev: Evidence, best: int, dwell: int, settings: Settings,
     if dwell <= 0:
         return None
     strong = OVERWHELMING * settings.min_gain
-    on_past = ev.p_gain[best] >= strong if ev.replayed[best] else not past_replayed
+    on_past = ev.p_gain[best] >= strong if ev.on_past[best] else not past_replayed
     on_futures = not ev.futures or (ev.gain[best] >= strong
                                     and ev.wins[best] >= settings.min_wins)
     return None if on_futures and on_past else Decision(0, "dwell", best)
@@ -294,7 +340,9 @@ def table(candidates, ev: Evidence, safe: np.ndarray, breaks: dict[str, np.ndarr
                "gain": _finite(ev.gain[i]), "wins": float(ev.wins[i]), "safe": bool(safe[i]),
                "past_gain": _finite(ev.p_gain[i]), "past_wins": _finite(ev.p_wins[i]),
                "sampled": sampled, "over": [n for n, over in breaks.items() if over[i]],
-               "eligible": bool(ok[i]), "samples": int(ev.counts[i])}
+               "eligible": bool(ok[i]), "samples": int(ev.counts[i]),
+               "futures_silent": sampled and not ev.futures_told[i],
+               "past_silent": bool(ev.replayed[i] and not ev.on_past[i])}
         for m, name in enumerate(METRICS):
             # JSON has no infinity: a job that never starts (tail_push) is null
             row[name] = _finite(ev.figures[i, m]) if sampled else None
@@ -315,10 +363,13 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         f"configuration in effect by --min-gain ({gain})"
         + (f" and is better in --min-wins ({wins}) of those weeks" if settings.steady
            else "")
-        + f", and its sampled futures agree: better on average and in at least "
-        f"{AGREE:.0%} of the futures sampled for it.",
+        + f", and its sampled futures do not disagree: better on average and in at "
+        f"least {AGREE:.0%} of the futures sampled for it, or silent about it (their "
+        f"differences from the configuration in effect, future by future, average within "
+        f"{NOISE:g} standard errors of none, as when no future builds a queue).",
         f"A candidate without a replay (its family has none, or it is too costly to replay "
-        f"at each decision) wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
+        f"at each decision), or whose replay ties the configuration in effect in every "
+        f"week, wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
         f"({strong}) in --min-wins ({wins}) of them ({gain} when the past is not "
         f"replayed, --no-past).",
         "Only a candidate within every risk limit wins; of the winners, the best on the "
@@ -341,15 +392,17 @@ def _evidence(i: int, ev: Evidence, settings: Settings, past: PastReplay | None)
         weeks = past.weekly.shape[1]
         won = ("" if np.isnan(ev.p_wins[i]) else
                f" (better in {round(ev.p_wins[i] * weeks)} of the {weeks} weeks)")
+        silent = "" if ev.on_past[i] else ": tied in every week, silent"
         parts.append(f"over the last {weeks} weeks replayed ({past.jobs:,} jobs) it would "
-                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}{won}")
+                     f"have {_cut(p_gain[i])} {what} by {abs(p_gain[i]):.0%}{won}{silent}")
     samples = int(ev.counts[i])
     if not np.isnan(gain[i]):
         span = (format_duration(settings.horizon) if settings.horizon % 3600 == 0
                 else f"{settings.horizon / 3600:.0f}h")
+        silent = "" if ev.futures_told[i] else ": within their noise, silent"
         parts.append(f"over {samples} sampled futures of {span} from now, "
-                     f"{_cut(gain[i])} it by "
-                     f"{abs(gain[i]):.0%} (better in {round(wins[i] * samples)} of {samples})")
+                     f"{_cut(gain[i])} it by {abs(gain[i]):.0%} (better in "
+                     f"{round(wins[i] * samples)} of {samples}){silent}")
     return "; ".join(parts) or "no evidence"
 
 
@@ -360,16 +413,15 @@ def _cut(gain: float) -> str:
 def _no_change(candidates, ev: Evidence, safe, settings: Settings,
                past: PastReplay | None) -> str:
     """Why nothing is recommended: the best candidate's evidence and what it lacks."""
-    p_gain = ev.p_gain
-    score = np.where(np.isnan(p_gain), ev.gain, p_gain)
-    score[0] = -np.inf
-    if len(candidates) < 2 or not np.isfinite(score).any():
+    ranks = np.array(score(ev), float)
+    ranks[0] = -np.inf
+    if len(candidates) < 2 or not np.isfinite(ranks).any():
         return "no candidate beats the configuration in effect"
-    best = int(np.nanargmax(score))
+    best = int(np.nanargmax(ranks))
     lacks = ("it is over a risk limit" if not safe[best] else
              f"it does not win by {settings.min_gain:.0%} on the weeks replayed"
              + (f" in {settings.min_wins:.0%} of them" if settings.steady else "")
-             + " with the futures agreeing" if not np.isnan(p_gain[best]) else
+             + " with the futures not against it" if ev.on_past[best] else
              f"it does not win by {settings.min_gain:.0%} in {settings.min_wins:.0%} of "
              f"the futures")
     return (f"no change: the best candidate, {candidates[best].label} "

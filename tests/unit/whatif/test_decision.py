@@ -9,8 +9,9 @@ import pytest
 from advisor.settings import Settings
 from advisor.whatif.decision import (AGREE, OVERWHELMING, Decision, Evidence, Limits,
                                      RISK_LIMITS, held_by_dwell, kept_by_hysteresis,
-                                     reason, replaces_over_limit, risk_breaks, weigh,
-                                     wins_on_futures, wins_on_past)
+                                     reason, replaces_over_limit, risk_breaks, tells_apart,
+                                     weigh, wins_on_futures, wins_on_past)
+from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
 from advisor.whatif.racing import RISK_SLACK
 from advisor.whatif.scenario import METRICS
 
@@ -104,3 +105,43 @@ def test_the_reason_is_written_from_the_decision_alone():
     assert words.startswith("A (recommended last time) still wins") and "B is not" in words
     held = reason(Decision(0, "dwell", 2), candidates, ev, safe, S, None, 0, 7200)
     assert held.startswith("no change yet: B would win") and "in 2h at the earliest" in held
+
+
+def test_futures_tell_a_candidate_apart_only_outside_their_noise():
+    diffs = np.array([[0.0] * 8,                                   # no future built a queue
+                      [0.2, 0.25, 0.15, 0.2, 0.3, 0.22, 0.18, 0.2],     # steadily better
+                      [0.5, -0.4, 0.3, -0.6, 0.2, -0.1, 0.4, -0.3],     # noise
+                      [-0.1, -0.1, NAN, NAN, NAN, NAN, NAN, NAN],       # steadily worse
+                      [0.3, NAN, NAN, NAN, NAN, NAN, NAN, NAN]])        # one pair: silent
+    assert list(tells_apart(diffs)) == [False, True, False, True, False]
+
+
+def test_futures_that_cannot_tell_the_candidates_apart_veto_nothing():
+    """The online replay's window D: a candidate wins on the weeks replayed, and in every
+    sampled future every candidate waits 0 s (no queue): the futures are silent and the
+    past decides."""
+    res = np.zeros((3, 8, len(METRICS)))
+    res[2, :, METRICS.index("avg_bsld")] = [2.0, 1.0] * 4          # 2: worse in every one
+    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+    past.results[:, METRICS.index("avg_bsld")] = [10.0, 7.0, 7.0]
+    past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[10] * 4, [7] * 4, [7] * 4]
+    ev = weigh(res, S, past)
+    assert not ev.futures_told[1] and ev.futures_told[2]
+    assert ev.gain[1] == 0 and ev.wins[1] == 0                       # "better in 0 of 8"
+    assert list(wins_on_past(ev, S)) == [False, True, False]
+    candidates = [type("C", (), {"label": label})() for label in ("in effect", "A", "B")]
+    words = reason(Decision(1, "wins"), candidates, ev, np.ones(3, bool), S, past, 0, 0)
+    assert "better in 4 of the 4 weeks" in words and "within their noise, silent" in words
+
+
+def test_a_replay_tied_in_every_week_is_silent_and_the_futures_judge():
+    res = np.zeros((3, 8, len(METRICS)))
+    res[:, :, METRICS.index("avg_bsld")] = [[10] * 8, [5] * 8, [10] * 8]
+    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+    past.results[:, METRICS.index("avg_bsld")] = [1.0, 1.0, 0.5]
+    past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[1] * 4, [1] * 4, [1, 1, 0, 1]]
+    ev = weigh(res, S, past)
+    assert list(ev.on_past) == [False, False, True] and ev.replayed.all()
+    assert list(wins_on_futures(ev, S, past_replayed=True)) == [False, True, False]
