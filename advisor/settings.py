@@ -15,6 +15,7 @@ if TYPE_CHECKING:   # (above the plugins: they never import settings)
     from advisor.plugins.spec import Policy
 
 OBJECTIVES = ("avg_bsld", "avg_wait", "p95_wait", "utilization")
+DECISIONS = ("evidence", "rolling")
 
 
 def option(default, help: str, kind: str = "", low=None, high=None, choices=(),
@@ -33,6 +34,11 @@ def option(default, help: str, kind: str = "", low=None, high=None, choices=(),
 class Settings:
     objective: str = option("avg_bsld", "what to improve: {choices} (default {default})",
                             "choice", choices=OBJECTIVES)
+    decision: str = option("evidence", "how the evidence decides: 'evidence' (a win on the "
+                           "weeks replayed by --min-gain, the futures agreeing), or "
+                           "'rolling' (the hand rule: the best within the risk limits on "
+                           "the weeks replayed, at most once per --dwell, the futures a "
+                           "check) (default {default})", "choice", choices=DECISIONS)
     samples: int = option(8, "sampled futures (default {default}; 0: the past replayed "
                           "alone; at most {high})", "count", 0, MAX_SAMPLES)
     horizon: int = option(86400, "simulated future (default {default}; at most {high})",
@@ -106,6 +112,14 @@ class Settings:
         if self.objective not in OBJECTIVES:
             raise BadInput(f"unknown objective '{self.objective}'; use one of "
                            f"{', '.join(OBJECTIVES)}")
+        if self.decision not in DECISIONS:
+            raise BadInput(f"unknown decision '{self.decision}'; use one of "
+                           f"{', '.join(DECISIONS)}")
+        if self.decision == "rolling" and (not self.past or
+                                           self.objective == "utilization"):
+            raise BadInput("--decision rolling picks on the past replayed: it needs the "
+                           "past (no --no-past) and an objective it can judge (not "
+                           "utilization)")
         if self.samples < 0 or self.horizon < 60 or self.horizon_max < 0:
             raise BadInput("--samples must be at least 0, --horizon at least 60 s and "
                            "--horizon-max at least 0")

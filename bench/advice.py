@@ -73,7 +73,8 @@ SETS = {
 T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
         2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
         2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-KNOBS = (("horizon", str), ("horizon_max", str), ("min_gain", float), ("min_wins", float),
+KNOBS = (("decision", str), ("horizon", str), ("horizon_max", str), ("min_gain", float),
+         ("min_wins", float),
          ("risk", float), ("history_weeks", int), ("samples", int), ("dwell", str),
          ("race", int), ("steady", lambda v: v in ("1", "true")))
 

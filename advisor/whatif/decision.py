@@ -245,6 +245,16 @@ class Decision:
     best: int = 0
 
 
+def picked_by_rolling(ev: Evidence, safe: np.ndarray) -> np.ndarray:
+    """``--decision rolling``'s winners, the hand rule a site applies to its log: judged on
+    the weeks replayed, within every risk limit, better there than the configuration in
+    effect, and not told apart as worse by the futures (a check: silent futures, or
+    better ones, let it pass)."""
+    with np.errstate(invalid="ignore"):
+        against = ev.futures_told & (ev.gain < 0) if ev.futures else False
+        return ev.on_past & safe & (ev.p_gain > 0) & ~against
+
+
 def replaces_over_limit(ev: Evidence, breaks, safe: np.ndarray, past_replayed: bool
                         ) -> Decision | None:
     """The configuration in effect over a risk limit (on the weeks replayed, when it has
@@ -291,7 +301,9 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     breaks = risk_breaks(ev, candidates, settings, Limits(ref, floor, past))
     safe = within_limits(ev, breaks)
     replayed = past is not None
-    ok = safe & (wins_on_past(ev, settings) | wins_on_futures(ev, settings, replayed))
+    rolling = settings.decision == "rolling"
+    ok = picked_by_rolling(ev, safe) if rolling else \
+        safe & (wins_on_past(ev, settings) | wins_on_futures(ev, settings, replayed))
     ok[0] = False
     decision = replaces_over_limit(ev, breaks, safe, replayed)
     if decision is None and not ok.any():
@@ -299,9 +311,12 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     if decision is None:
         best = int(np.argmax(np.where(ok, score(ev), -np.inf)))
         prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
-        decision = (kept_by_hysteresis(ev, ok, best, prev, settings)
-                    or held_by_dwell(ev, best, dwell, settings, replayed)
-                    or Decision(best, "wins"))
+        if rolling:     # the best, re-picked at most once per dwell
+            decision = Decision(0, "dwell", best) if dwell > 0 else Decision(best, "wins")
+        else:
+            decision = (kept_by_hysteresis(ev, ok, best, prev, settings)
+                        or held_by_dwell(ev, best, dwell, settings, replayed)
+                        or Decision(best, "wins"))
     words = reason(decision, candidates, ev, safe, settings, past, ref, dwell)
     return decision.chosen, words, table(candidates, ev, safe, breaks, ok, past)
 
@@ -320,6 +335,11 @@ def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
         return (f"{candidates[chosen].label} (recommended last time) still wins "
                 f"({_evidence(chosen, ev, settings, past)}); {candidates[best].label} is "
                 f"not better by {settings.min_gain:.0%} (hysteresis)")
+    if decision.rule == "dwell" and settings.decision == "rolling":
+        return (f"no change yet: {candidates[best].label} is the best within the risk "
+                f"limits ({_evidence(best, ev, settings, past)}), but the configuration "
+                f"in effect was put in effect less than {format_duration(settings.dwell)} "
+                f"ago: the rolling pick changes in {format_duration(dwell)} at the earliest")
     if decision.rule == "dwell":
         return (f"no change yet: {candidates[best].label} would win "
                 f"({_evidence(best, ev, settings, past)}), but the configuration in effect "
@@ -327,6 +347,9 @@ def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
                 f"minimum dwell): it changes in {format_duration(dwell)} at the earliest, "
                 f"unless a candidate wins by {OVERWHELMING * settings.min_gain:.0%}"
                 + (" on both" if ev.futures else ""))
+    if settings.decision == "rolling":
+        return (f"{candidates[chosen].label}, the best within the risk limits on the weeks "
+                f"replayed: {_evidence(chosen, ev, settings, past)}")
     return f"{candidates[chosen].label}: {_evidence(chosen, ev, settings, past)}"
 
 
@@ -380,6 +403,12 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         f"winner is recommended only by {strong} on both the past and the futures (there "
         f"in --min-wins, {wins}, of them); the last recommendation stays unless another "
         f"winner beats it by --min-gain ({gain}).",
+        f"With --decision rolling, the hand rule a site applies to its log instead: of the "
+        f"candidates within every risk limit, the best on the weeks replayed (each "
+        f"candidate replayed, the costly ones too) is recommended when it beats the "
+        f"configuration in effect there, by any margin, at most once per --dwell "
+        f"({format_duration(settings.dwell)}); the futures only check it: a pick they "
+        f"tell apart as worse than the configuration in effect is not made.",
     ]
 
 
@@ -418,6 +447,14 @@ def _no_change(candidates, ev: Evidence, safe, settings: Settings,
     if len(candidates) < 2 or not np.isfinite(ranks).any():
         return "no candidate beats the configuration in effect"
     best = int(np.nanargmax(ranks))
+    if settings.decision == "rolling":
+        lacks = ("it is over a risk limit" if not safe[best] else
+                 "it has no replay that tells it apart, and the rolling pick reads the "
+                 "weeks replayed" if not ev.on_past[best] else
+                 "it did no better on the weeks replayed" if ev.p_gain[best] <= 0 else
+                 "the futures tell it apart as worse")
+        return (f"no change: the best candidate, {candidates[best].label} "
+                f"({_evidence(best, ev, settings, past)}), is not picked: {lacks}")
     lacks = ("it is over a risk limit" if not safe[best] else
              f"it does not win by {settings.min_gain:.0%} on the weeks replayed"
              + (f" in {settings.min_wins:.0%} of them" if settings.steady else "")

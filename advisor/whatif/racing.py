@@ -175,8 +175,9 @@ def race_field(candidates: list[Candidate], past: PastReplay | None, settings: S
                ref: int = 0, previous: str | None = None) -> list[int]:
     """The candidates whose futures are sampled: all, or with a past replay and ``race``,
     the configuration in effect, the reference, the last recommendation, every candidate
-    without a replay, and the ``race`` best on the replayed weeks within the risk limit
-    there (sequential elimination: the others lost clearly on weeks of real jobs)."""
+    without a replay (unless ``--decision rolling``, which cannot pick one), and the
+    ``race`` best on the replayed weeks within the risk limit there (sequential
+    elimination: the others lost clearly on weeks of real jobs)."""
     everyone = list(range(len(candidates)))
     if past is None or not settings.race or settings.objective not in PAST_OBJECTIVES:
         return everyone
@@ -184,7 +185,10 @@ def race_field(candidates: list[Candidate], past: PastReplay | None, settings: S
     ranked = [i for i in np.argsort(-np.where(safe, gain, -np.inf), kind="stable")
               if safe[i]][:settings.race]
     keep = {0, ref, *(int(i) for i in ranked)}
-    keep |= {i for i, c in enumerate(candidates) if np.isnan(gain[i]) or c.spec == previous}
+    # --decision rolling picks on the past: a candidate without a replay cannot win
+    unreplayed = settings.decision != "rolling"
+    keep |= {i for i, c in enumerate(candidates)
+             if (unreplayed and np.isnan(gain[i])) or c.spec == previous}
     return sorted(keep)
 
 

@@ -135,7 +135,9 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
         floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
                                 settings.history_weeks)
     memo = {} if past_memo is None else past_memo
-    costly = costly_to_replay(context, settings, policies) if settings.past else frozenset()
+    # (the rolling pick reads every candidate's replay: the costly ones too, once a week)
+    costly = (costly_to_replay(context, settings, policies)
+              if settings.past and settings.decision != "rolling" else frozenset())
     past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor,
                         costly, memo) if settings.past else None)
     results = (sample_raced(snapshot, history, candidates, settings, executor, past, ref,

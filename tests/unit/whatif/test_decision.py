@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from advisor.settings import Settings
+from advisor.errors import BadInput
 from advisor.whatif.decision import (AGREE, OVERWHELMING, Decision, Evidence, Limits,
-                                     RISK_LIMITS, held_by_dwell, kept_by_hysteresis,
-                                     reason, replaces_over_limit, risk_breaks, tells_apart,
-                                     weigh, wins_on_futures, wins_on_past)
+                                     RISK_LIMITS, decide, held_by_dwell, kept_by_hysteresis,
+                                     picked_by_rolling, reason, replaces_over_limit,
+                                     risk_breaks, tells_apart, weigh, wins_on_futures,
+                                     wins_on_past)
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
 from advisor.whatif.racing import RISK_SLACK
 from advisor.whatif.scenario import METRICS
@@ -145,3 +147,40 @@ def test_a_replay_tied_in_every_week_is_silent_and_the_futures_judge():
     ev = weigh(res, S, past)
     assert list(ev.on_past) == [False, False, True] and ev.replayed.all()
     assert list(wins_on_futures(ev, S, past_replayed=True)) == [False, True, False]
+
+
+def test_the_rolling_pick_is_the_best_on_the_past_within_limits_the_futures_a_check():
+    """1 and 2 beat the configuration in effect on the weeks replayed by 3% and 8%, below
+    --min-gain: the hand rule picks by any margin. The futures tell 2 apart as worse: the
+    check vetoes it, and 1 (futures silent) is picked."""
+    ev = evidence(gain=[0, 0.0, -0.2], wins=[0, 0, 0], p_gain=(0, 0.03, 0.08),
+                  p_wins=(0, 0.5, 0.75))._replace(told=np.array([False, False, True]))
+    safe = np.ones(3, bool)
+    assert list(picked_by_rolling(ev, safe)) == [False, True, False]
+    assert not wins_on_past(ev, S).any()                            # the evidence rule: none
+    assert list(picked_by_rolling(ev._replace(told=np.zeros(3, bool)), safe)) == \
+        [False, True, True]
+    assert not picked_by_rolling(ev, np.array([True, False, False])).any()
+
+
+def test_the_rolling_decision_changes_at_most_once_per_dwell():
+    rolling = Settings(decision="rolling")
+    res = np.zeros((3, 4, len(METRICS)))
+    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+    past.results[:, METRICS.index("avg_bsld")] = [10.0, 9.0, 9.5]
+    past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[10] * 4, [9] * 4, [9.5] * 4]
+    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
+                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    chosen, words, _ = decide(candidates, res, rolling, past=past)
+    assert chosen == 1 and "the best within the risk limits" in words
+    chosen, words, _ = decide(candidates, res, rolling, past=past, dwell=3600)
+    assert chosen == 0 and "changes in 1h at the earliest" in words
+    assert decide(candidates, res, S, past=past)[0] == 1           # 10%: the evidence rule too
+
+
+def test_the_rolling_decision_needs_the_past():
+    with pytest.raises(BadInput, match="--decision rolling"):
+        Settings(decision="rolling", past=False)
+    with pytest.raises(BadInput, match="unknown decision"):
+        Settings(decision="gut")
