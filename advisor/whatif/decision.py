@@ -42,12 +42,11 @@ OVERWHELMING = 3.0
 #: the futures agree with the past when the candidate is better on average and in at
 #: least this share of the samples
 AGREE = 0.5
-#: the futures tell a candidate apart from the configuration in effect when their paired
-#: differences, sample by sample, average more than this many standard errors from none
-#: (racing's close call reads the same bound); futures that cannot are silent about it,
-#: and count neither for nor against it. The weeks replayed are what really came, not
-#: draws: they are silent only where the candidate ties in every week (no queue to order)
-NOISE = 2.0
+#: a source of evidence is silent about a candidate that ties the configuration in effect
+#: in every one of its futures (none built a queue for them to order differently) or of
+#: its weeks replayed: it counts neither for nor against it. Ties only: futures within
+#: their noise, taken as silent too, did worse on the tuning set (docs/advice.md)
+TIE = 1e-9
 
 
 class Evidence(NamedTuple):
@@ -113,22 +112,16 @@ def weigh(results: np.ndarray, settings: Settings, past: PastReplay | None) -> E
             np.full(n, np.nan)
         paired = drawn & drawn[0]
         told = tells_apart(np.where(paired, obj[0] - obj, np.nan) / scale)
-        p_told = (np.nan_to_num(np.abs(_weekly_gains(past, settings.objective))) > 1e-9
-                  ).any(axis=1) if past is not None else np.zeros(n, bool)
+        p_told = (tells_apart(_weekly_gains(past, settings.objective)) if past is not None
+                  else np.zeros(n, bool))
     return Evidence(gain, wins, drawn.sum(axis=1), p_gain, p_wins, figures, spreads,
                     results.shape[1] > 0, told, p_told)
 
 
 def tells_apart(diffs: np.ndarray) -> np.ndarray:
-    """Per row of paired differences (NaN: not paired): their mean is more than ``NOISE``
-    standard errors from none. All tied (every future built no queue) is never; two pairs
-    at least are needed."""
-    n = (~np.isnan(diffs)).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.nanmean(diffs, axis=1)
-        se = np.nanstd(diffs, axis=1, ddof=1) / np.sqrt(n)
-        return (n >= 2) & (np.abs(mean) > NOISE * se)
+    """Per row of relative differences from the configuration in effect (NaN: none): some
+    pair differs by more than ``TIE``."""
+    return (np.nan_to_num(np.abs(diffs)) > TIE).any(axis=1)
 
 
 def _weekly_gains(past: PastReplay, objective: str) -> np.ndarray:
@@ -211,8 +204,8 @@ def within_limits(ev: Evidence, breaks: dict[str, np.ndarray]) -> np.ndarray:
 def wins_on_past(ev: Evidence, settings: Settings) -> np.ndarray:
     """A candidate judged on the weeks replayed beats the configuration in effect there
     by min_gain (in min_wins of them when ``steady``), and its futures do not disagree:
-    they are silent about it (``tells_apart``), or it is better on average and in
-    ``AGREE`` of its samples."""
+    they are silent about it (it ties in every one: ``tells_apart``), or it is better on
+    average and in ``AGREE`` of its samples."""
     with np.errstate(invalid="ignore"):
         steady = (ev.p_wins >= settings.min_wins) if settings.steady else True
         agree = ((ev.gain > 0) & (ev.wins >= AGREE)) | ~ev.futures_told if ev.futures \
@@ -387,9 +380,8 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         + (f" and is better in --min-wins ({wins}) of those weeks" if settings.steady
            else "")
         + f", and its sampled futures do not disagree: better on average and in at "
-        f"least {AGREE:.0%} of the futures sampled for it, or silent about it (their "
-        f"differences from the configuration in effect, future by future, average within "
-        f"{NOISE:g} standard errors of none, as when no future builds a queue).",
+        f"least {AGREE:.0%} of the futures sampled for it, or silent about it (it ties "
+        f"the configuration in effect in every one, as when no future builds a queue).",
         f"A candidate without a replay (its family has none, or it is too costly to replay "
         f"at each decision), or whose replay ties the configuration in effect in every "
         f"week, wins on its futures alone: better by {OVERWHELMING:g} x --min-gain "
