@@ -420,7 +420,7 @@ def _evidence(i: int, ev: Evidence, settings: Settings, past: PastReplay | None)
     if not np.isnan(gain[i]):
         span = (format_duration(settings.horizon) if settings.horizon % 3600 == 0
                 else f"{settings.horizon / 3600:.0f}h")
-        silent = "" if ev.futures_told[i] else ": within their noise, silent"
+        silent = "" if ev.futures_told[i] else ": tied in every one, silent"
         parts.append(f"over {samples} sampled futures of {span} from now, "
                      f"{_cut(gain[i])} it by {abs(gain[i]):.0%} (better in "
                      f"{round(wins[i] * samples)} of {samples}){silent}")

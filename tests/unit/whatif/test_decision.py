@@ -134,7 +134,7 @@ def test_futures_that_cannot_tell_the_candidates_apart_veto_nothing():
     assert list(wins_on_past(ev, S)) == [False, True, False]
     candidates = [type("C", (), {"label": label})() for label in ("in effect", "A", "B")]
     words = reason(Decision(1, "wins"), candidates, ev, np.ones(3, bool), S, past, 0, 0)
-    assert "better in 4 of the 4 weeks" in words and "within their noise, silent" in words
+    assert "better in 4 of the 4 weeks" in words and "tied in every one, silent" in words
 
 
 def test_a_replay_tied_in_every_week_is_silent_and_the_futures_judge():
