@@ -303,10 +303,10 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
         decision = Decision(0, "no_winner")
     if decision is None:
         best = int(np.argmax(np.where(ok, score(ev), -np.inf)))
-        prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
         if rolling:     # the best, re-picked at most once per dwell
             decision = Decision(0, "dwell", best) if dwell > 0 else Decision(best, "wins")
         else:
+            prev = next((i for i, c in enumerate(candidates) if c.spec == previous), None)
             decision = (kept_by_hysteresis(ev, ok, best, prev, settings)
                         or held_by_dwell(ev, best, dwell, settings, replayed)
                         or Decision(best, "wins"))

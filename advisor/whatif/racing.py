@@ -186,9 +186,9 @@ def race_field(candidates: list[Candidate], past: PastReplay | None, settings: S
               if safe[i]][:settings.race]
     keep = {0, ref, *(int(i) for i in ranked)}
     # --decision rolling picks on the past: a candidate without a replay cannot win
-    unreplayed = settings.decision != "rolling"
+    sample_unreplayed = settings.decision != "rolling"
     keep |= {i for i, c in enumerate(candidates)
-             if (unreplayed and np.isnan(gain[i])) or c.spec == previous}
+             if (sample_unreplayed and np.isnan(gain[i])) or c.spec == previous}
     return sorted(keep)
 
 

@@ -76,14 +76,12 @@ def account(s, c, t):
     """Count CPU ``c``'s time up to ``t`` as computation of its current process (not
     while it exchanges, nor during a switch)."""
     j = s.cur[c]
-    upd = s.upd
     if j >= 0 and not s.incomm[j, c]:
-        since = max(upd[c], s.ready[c])
+        since = max(s.upd[c], s.ready[c])
         if t > since:
-            rem, tcpu = s.rem, s.tcpu
-            rem[j, c] -= t - since
-            tcpu[j, c] += t - since
-    upd[c] = t
+            s.rem[j, c] -= t - since
+            s.tcpu[j, c] += t - since
+    s.upd[c] = t
 
 
 @njit(cache=True, inline="always")
