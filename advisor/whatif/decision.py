@@ -144,13 +144,15 @@ class Limits:
 
 
 def _over_max_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
-    """MaxWait over --risk times the reference's (judged on the futures for a candidate
-    without a replay: the weeks replayed are the scale a site judges it on otherwise)."""
+    """MaxWait on the futures over --risk times the reference's, for every candidate they
+    tell apart: the weeks replayed start from an idle machine and hold only the jobs
+    finished by now, the futures start from the queue as it is, the jobs waiting longest
+    included (a candidate without a replay is judged there even when they are silent)."""
     max_wait = ev.metric("max_wait")
     limit = risk_limit(settings.risk, max_wait[lim.ref],
                        lim.floor.max_wait if lim.floor else 0.0)
     with np.errstate(invalid="ignore"):
-        return ~ev.on_past & (max_wait > limit)
+        return (~ev.on_past | ev.futures_told) & (max_wait > limit)
 
 
 def _over_p95_wait(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:

@@ -16,12 +16,15 @@ a candidate too costly to replay) when its futures are better by ``OVERWHELMING`
 ``min_gain`` in ``min_wins`` of the samples. Risk limits: MaxWait and p95 wait at most
 ``risk`` times the reference's (the configuration in effect, or a site's own baseline so
 that a run of changes cannot ratchet the limits up), judged on the weeks replayed where
-there are some (the scale a site judges its longest waits on) else on the futures (plus
+there are some (the scale a site judges its longest waits on) else on the futures, and
+MaxWait on the futures too wherever they tell a candidate apart (they start from the
+queue as it is, with the jobs waiting longest: a change is not made that either shows
+over the limit) (plus
 ``RISK_SLACK`` seconds, floored by the reference's tails on the recent past with
 ``history_floor``: ``reference_tails``); and job by job on the futures (``tail_push``): no
 job waits beyond the reference's longest wait unless at most ``risk`` times its own wait
-under it. The horizon grows from ``horizon`` to the queue's drain time, up to
-``horizon_max`` (``drain_horizon``). The minimum dwell: within ``dwell`` of the last change
+under it. The horizon grows from ``horizon`` to the queue's drain time or a multiple of
+its mean wait, up to ``horizon_max`` (``drain_horizon``). The minimum dwell: within ``dwell`` of the last change
 only an overwhelming win changes anything (each change is a reconfigure and reorders
 users' jobs); hysteresis: the last recommendation stays unless beaten by another
 ``min_gain``. Lawson and Smirni's trigger (optional): simulate only when the queue's
@@ -54,6 +57,8 @@ from advisor.whatif.unplayed import describe, unplayed
 
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
+#: the futures last at least this many times the queue's mean wait (``drain_horizon``)
+WAIT_HORIZONS = 4
 
 
 @dataclass(frozen=True)
@@ -216,11 +221,22 @@ def reference_tails(history: pd.DataFrame, cpus: int, reference: Policy,
 
 
 def drain_horizon(snapshot: Snapshot, settings: Settings) -> int:
-    """The time the machine needs to run the pending jobs' limits (their CPU-seconds over
-    its CPUs), between ``settings.horizon`` and ``settings.horizon_max`` (when larger)."""
+    """The longer of the time the machine needs to run the pending jobs' limits (their
+    CPU-seconds over its CPUs) and ``WAIT_HORIZONS`` times the queue's mean wait
+    (``queue_wait``), between ``settings.horizon`` and ``settings.horizon_max`` (when
+    larger): a future must last long enough to show the waits it is judged on."""
     work = sum(j.cpus * job_limit(j, snapshot.machine) for j in snapshot.pending)
-    drain = work // max(snapshot.machine.cpus, 1)
+    drain = max(work // max(snapshot.machine.cpus, 1), WAIT_HORIZONS * queue_wait(snapshot))
     return int(max(min(drain, settings.horizon_max), settings.horizon))
+
+
+def queue_wait(snapshot: Snapshot) -> float:
+    """The mean wait of the jobs the scheduler holds: the running ones' from submission to
+    start, the pending ones' so far (0 for an empty machine)."""
+    waits = [j.start_time - j.submit_time for j in snapshot.running
+             if j.start_time is not None]
+    waits += [snapshot.time - j.submit_time for j in snapshot.pending]
+    return float(np.mean(np.maximum(waits, 0))) if waits else 0.0
 
 
 def reference_index(candidates: list[Candidate], policy: Policy | None,

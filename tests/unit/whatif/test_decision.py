@@ -47,10 +47,36 @@ def test_max_wait_is_limited_to_risk_times_the_reference_s_on_the_futures():
     over = RISK_LIMITS["max_wait"](ev, [None] * 3, S, Limits())
     assert list(over) == [False, 1600 > 1.5 * 1000 + RISK_SLACK, False]
     assert over[1]
-    # a candidate with a replay is judged on the weeks replayed instead
+    # a candidate with a replay too: the futures hold the jobs waiting longest now
     replayed = evidence([0, 0.2, 0.2], [0, 1, 1], p_gain=(0, 0.1, NAN),
                         max_wait=(1000, 1600, 1400))
-    assert not RISK_LIMITS["max_wait"](replayed, [None] * 3, S, Limits())[1]
+    assert RISK_LIMITS["max_wait"](replayed, [None] * 3, S, Limits())[1]
+    # ... unless the futures are silent about it: they tie it with the configuration in
+    # effect in every one (and then no future shows it waiting longer)
+    silent = replayed._replace(told=np.array([True, False, True]))
+    assert not RISK_LIMITS["max_wait"](silent, [None] * 3, S, Limits())[1]
+
+
+def test_a_change_the_futures_show_over_the_longest_wait_is_not_made():
+    """A wins on every week replayed (30%), and its futures agree on the mean, but in them
+    a job waits 2.5 x the longest wait of the configuration in effect: A is not made, B
+    (10%, its longest wait held) is, and A's row says which limit it broke."""
+    res = np.zeros((3, 8, len(METRICS)))
+    res[:, :, METRICS.index("avg_bsld")] = [[10] * 8, [6] * 8, [9] * 8]
+    res[:, :, METRICS.index("max_wait")] = [[1000] * 8, [2500] * 8, [1100] * 8]
+    res[:, :, METRICS.index("tail_push")] = 1.0
+    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+    past.results[:, METRICS.index("avg_bsld")] = [10.0, 7.0, 9.0]
+    past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[10] * 4, [7] * 4, [9] * 4]
+    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
+                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    chosen, words, rows = decide(candidates, res, S, past=past)
+    assert chosen == 2 and words.startswith("B:")
+    assert rows[1]["over"] == ["max_wait"] and not rows[1]["eligible"]
+    res[2, :, METRICS.index("max_wait")] = 2500         # B too: nothing is made
+    chosen, words, _ = decide(candidates, res, S, past=past)
+    assert chosen == 0 and "it is over a risk limit" in words
 
 
 def test_a_job_pushed_too_far_breaks_the_limit_and_the_past_s_only_when_replayed():
