@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings as hypothesis_settings, strategies as st
 
 from advisor.settings import Settings
 from advisor.errors import BadInput
@@ -210,3 +211,42 @@ def test_the_rolling_decision_needs_the_past():
         Settings(decision="rolling", past=False)
     with pytest.raises(BadInput, match="unknown decision"):
         Settings(decision="gut")
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(base=st.lists(st.floats(1.0, 1e4), min_size=4, max_size=4),
+       better=st.lists(st.floats(0.05, 0.8), min_size=4, max_size=4),
+       worse_week=st.integers(-1, 3), worse=st.floats(1.0, 1.5),
+       other=st.lists(st.floats(0.5, 1.5), min_size=4, max_size=4),
+       futures=st.lists(st.floats(1.0, 1e4), min_size=8, max_size=8),
+       mine=st.one_of(st.none(), st.lists(st.floats(0.5, 1.5), min_size=8, max_size=8)))
+def test_the_advice_never_sits_still_while_its_past_shows_a_clear_win(
+        base, better, worse_week, worse, other, futures, mine):
+    """The acceptance property of issue 57: the configuration in effect is kept (no change
+    since the dwell, no earlier recommendation) while its own replay shows a candidate
+    within every risk limit winning by 20% or more in at least 3 of 4 weeks only when the
+    futures show it losing (told apart, and not better on average in at least half of
+    them). ``mine``: candidate 1's futures against the configuration in effect's (None:
+    the same in every one: silent)."""
+    weekly = np.array([base, np.multiply(base, better), np.multiply(base, other)])
+    if worse_week >= 0:                                   # at most one week not better
+        weekly[1, worse_week] = base[worse_week] * worse
+    pooled = weekly.mean(axis=1)
+    assume(pooled[1] <= 0.8 * pooled[0] and (weekly[1] < weekly[0]).sum() >= 3)
+    k = PAST_OBJECTIVES.index(S.objective)
+    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+    past.results[:, METRICS.index(S.objective)] = pooled
+    past.weekly[:, :, k] = weekly
+    res = np.zeros((3, 8, len(METRICS)))
+    res[:, :, METRICS.index("tail_push")] = 1.0
+    res[0, :, METRICS.index(S.objective)] = futures
+    res[1, :, METRICS.index(S.objective)] = futures if mine is None else \
+        np.multiply(futures, mine)
+    res[2, :, METRICS.index(S.objective)] = futures
+    ev = weigh(res, S, past)
+    losing = ev.futures_told[1] and not (ev.gain[1] > 0 and ev.wins[1] >= AGREE)
+    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
+                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    chosen, words, _ = decide(candidates, res, S, past=past)
+    assert chosen != 0 or losing, words
