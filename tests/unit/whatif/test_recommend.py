@@ -169,6 +169,9 @@ def test_the_horizon_grows_to_the_queues_drain_time_and_its_waits():
         [deep.time - j.submit_time for j in deep.pending]
     assert queue_wait(deep) == pytest.approx(sum(waits) / len(waits))
     assert WAIT_HORIZONS * queue_wait(deep) > drain
+    from dataclasses import fields
+    help_text = next(f for f in fields(Settings) if f.name == "horizon_max").metadata["help"]
+    assert f"{WAIT_HORIZONS} x its jobs' mean wait" in help_text     # --help says so
     quick = Settings(samples=1, policies=(parse_policy("easy:SPF:T=1d"),))
     hist = history_from_workload(ctc, deep.time)
     assert recommend(deep, hist, quick).settings.horizon == \
