@@ -16,19 +16,19 @@ a candidate too costly to replay) when its futures are better by ``OVERWHELMING`
 ``min_gain`` in ``min_wins`` of the samples. Risk limits: MaxWait and p95 wait at most
 ``risk`` times the reference's (the configuration in effect, or a site's own baseline so
 that a run of changes cannot ratchet the limits up), judged on the weeks replayed where
-there are some (the scale a site judges its longest waits on) else on the futures, and
-MaxWait on the futures too wherever they tell a candidate apart (they start from the
-queue as it is, with the jobs waiting longest: a change is not made that either shows
-over the limit) (plus
+there are some (the scale a site judges its longest waits on) else on the futures (plus
 ``RISK_SLACK`` seconds, floored by the reference's tails on the recent past with
-``history_floor``: ``reference_tails``); and job by job on the futures (``tail_push``): no
-job waits beyond the reference's longest wait unless at most ``risk`` times its own wait
-under it. The horizon grows from ``horizon`` to the queue's drain time or a multiple of
-its mean wait, up to ``horizon_max`` (``drain_horizon``). The minimum dwell: within ``dwell`` of the last change
-only an overwhelming win changes anything (each change is a reconfigure and reorders
-users' jobs); hysteresis: the last recommendation stays unless beaten by another
-``min_gain``. Lawson and Smirni's trigger (optional): simulate only when the queue's
-bounded slowdown now exceeds ``trigger``. docs/recommend.md says why, with the figures.
+``history_floor``: ``reference_tails``); MaxWait on the futures too wherever they tell a
+candidate apart (they start from the queue as it is, the jobs waiting longest included: a
+change either shows over the limit is not made); and job by job on the futures
+(``tail_push``): no job waits beyond the reference's longest wait unless at most ``risk``
+times its own wait under it. The horizon grows from ``horizon`` to the queue's drain time
+or 4 times its mean wait, up to ``horizon_max`` (``drain_horizon``). The minimum dwell:
+within ``dwell`` of the last change only an overwhelming win changes anything (each change
+is a reconfigure and reorders users' jobs); hysteresis: the last recommendation stays
+unless beaten by another ``min_gain``. Lawson and Smirni's trigger (optional): simulate
+only when the queue's bounded slowdown now exceeds ``trigger``. docs/recommend.md says
+why, with the figures.
 """
 from __future__ import annotations
 
