@@ -44,8 +44,7 @@ class Settings:
     horizon: int = option(86400, "simulated future (default {default}; at most {high})",
                           "duration", 60, MAX_HORIZON)
     horizon_max: int = option(3 * 86400, "the horizon grows to the queue's drain time (its "
-                              "jobs' limits in CPU-seconds over the CPUs) or 4 x its jobs' "
-                              "mean wait, the longer, up to this "
+                              "jobs' limits in CPU-seconds over the CPUs) up to this "
                               "(default {default}; 0: fixed; at most {high})", "duration", 0,
                               MAX_HORIZON)
     seed: int = option(0, "seed of every random draw", "count", 0)

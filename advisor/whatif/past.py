@@ -1,16 +1,18 @@
 """The recent past replayed under each candidate: what a site tuning by hand reads off its
 log, and the evidence the recommender weighs beside its sampled futures.
 
-The jobs the history records as submitted in the ``weeks`` whole weeks before the current
-one (a week of the clock, from its zero) are played again, from an idle machine, with their
-actual runtimes and in their own order, under each candidate's Slurm form, enacted once at
-the start and kept (the engine's slurm mode, as every future is played:
-``advisor.whatif.scenario.evaluate``). Figures count from each job's submission, over
-every job of those weeks and week by week (a win that holds in most weeks is not one good
-week). A sampled future says what a candidate
-would do from the exact state now, for a day or three of jobs drawn from the past; the
-replay says what it did do, or would have, over weeks of the jobs that really came: fewer
-assumptions, a larger scale, and the scale on which a site judges its longest waits.
+The jobs submitted in the ``weeks`` whole weeks before the current one (a week of the
+clock, from its zero) are played again, from an idle machine, in their own order: those
+the history records with their actual runtimes, those still running or pending with a
+runtime drawn as a future's (on a busy machine most of the last week's jobs have not
+finished, and they are the ones that waited longest), under each candidate's Slurm
+form, enacted once at the start and kept (the engine's slurm mode, as every future is
+played: ``advisor.whatif.scenario.evaluate``). Figures count from each job's submission,
+over every job of those weeks and week by week (a win that holds in most weeks is not
+one good week). A sampled future says what a candidate would do from the exact state now,
+for a day or three of jobs drawn from the past; the replay says what it did do, or would
+have, over weeks of the jobs that really came: fewer assumptions, a larger scale, and the
+scale on which a site judges its longest waits.
 
 A candidate whose Slurm form orders the very jobs pending when it is made (a plan) has no
 replay: enacted once for an idle machine it orders nothing, and re-made daily over weeks
@@ -28,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from advisor.metrics import bounded_slowdown
-from advisor.model import SECONDS_PER_WEEK, Job, Snapshot
+from advisor.model import SECONDS_PER_WEEK, Job, Snapshot, job_limit
 from advisor.whatif.candidates import Candidate
-from advisor.whatif.futures import ARRIVAL_ID0, FutureSample
+from advisor.whatif.futures import ARRIVAL_ID0, FutureSample, RuntimeModel
 from advisor.whatif.runner import Executor, SerialExecutor, batch_bounds
 from advisor.whatif.scenario import METRICS, Task, evaluate
 
@@ -66,9 +68,10 @@ def week_start(t: int) -> int:
 
 def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
                 ) -> tuple[Snapshot, FutureSample] | None:
-    """The history's jobs submitted in the ``weeks`` whole weeks before the snapshot's week
+    """The jobs submitted in the ``weeks`` whole weeks before the snapshot's week
     (``week_start``), as a sample played from an idle machine just before the first of
-    them (None: too few)."""
+    them (None: too few): the history's, and those still running or pending now
+    (``unfinished``)."""
     if history is None or not len(history):
         return None
     end = week_start(snapshot.time)
@@ -77,6 +80,8 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
                      & (submit < end) & (history["runtime"].to_numpy() >= 0)]
     if len(recent) < MIN_PAST_JOBS:
         return None
+    recent = pd.concat([recent, unfinished(history, snapshot, end - weeks * SECONDS_PER_WEEK,
+                                           end)], ignore_index=True)
     recent = recent.sort_values("submit", kind="mergesort")
     names = {p.name for p in snapshot.machine.partitions}
     default = snapshot.machine.default_partition
@@ -98,6 +103,27 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
     idle = Snapshot(time=begin - 1, machine=snapshot.machine, running=(), pending=(),
                     config=snapshot.config, source={"kind": "past replay"})
     return idle, FutureSample(0, runtimes, tuple(jobs))
+
+
+def unfinished(history: pd.DataFrame, snapshot: Snapshot, begin: int, end: int
+               ) -> pd.DataFrame:
+    """The snapshot's running and pending jobs submitted in [begin, end), as history rows:
+    left out, the weeks replayed would lose the jobs that wait longest (on a busy machine,
+    most of the last week's). Each runtime is drawn as a future's is (``RuntimeModel``: a
+    ratio of the user's finished jobs, one that keeps a running job running), by a
+    generator seeded with ``end``: the same jobs every replay of the week."""
+    jobs = [j for j in (*snapshot.running, *snapshot.pending) if begin <= j.submit_time < end]
+    if not jobs:
+        return history.iloc[:0]
+    model, rng = RuntimeModel(history), np.random.default_rng(end)
+    rows = []
+    for j in jobs:
+        limit = job_limit(j, snapshot.machine)
+        elapsed = int(j.elapsed or 0) if j.state == "RUNNING" else 0
+        rows.append({"user": j.user, "submit": j.submit_time, "limit": limit,
+                     "runtime": model.draw(j.user, limit, elapsed, rng), "cpus": j.cpus,
+                     "nodes": j.nodes, "partition": j.partition})
+    return pd.DataFrame(rows)
 
 
 def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],

@@ -22,13 +22,12 @@ there are some (the scale a site judges its longest waits on) else on the future
 candidate apart (they start from the queue as it is, the jobs waiting longest included: a
 change either shows over the limit is not made); and job by job on the futures
 (``tail_push``): no job waits beyond the reference's longest wait unless at most ``risk``
-times its own wait under it. The horizon grows from ``horizon`` to the queue's drain time
-or 4 times its mean wait, up to ``horizon_max`` (``drain_horizon``). The minimum dwell:
-within ``dwell`` of the last change only an overwhelming win changes anything (each change
-is a reconfigure and reorders users' jobs); hysteresis: the last recommendation stays
-unless beaten by another ``min_gain``. Lawson and Smirni's trigger (optional): simulate
-only when the queue's bounded slowdown now exceeds ``trigger``. docs/recommend.md says
-why, with the figures.
+times its own wait under it. The horizon grows from ``horizon`` to the queue's drain time,
+up to ``horizon_max`` (``drain_horizon``). The minimum dwell: within ``dwell`` of the
+last change only an overwhelming win changes anything (each change is a reconfigure and
+reorders users' jobs); hysteresis: the last recommendation stays unless beaten by another
+``min_gain``. Lawson and Smirni's trigger (optional): simulate only when the queue's
+bounded slowdown now exceeds ``trigger``. docs/recommend.md says why, with the figures.
 """
 from __future__ import annotations
 
@@ -57,8 +56,6 @@ from advisor.whatif.unplayed import describe, unplayed
 
 #: a history with fewer recent jobs gives the risk limits no floor
 MIN_TAIL_JOBS = 20
-#: the futures last at least this many times the queue's mean wait (``drain_horizon``)
-WAIT_HORIZONS = 4
 
 
 @dataclass(frozen=True)
@@ -221,22 +218,11 @@ def reference_tails(history: pd.DataFrame, cpus: int, reference: Policy,
 
 
 def drain_horizon(snapshot: Snapshot, settings: Settings) -> int:
-    """The longer of the time the machine needs to run the pending jobs' limits (their
-    CPU-seconds over its CPUs) and ``WAIT_HORIZONS`` times the queue's mean wait
-    (``queue_wait``), between ``settings.horizon`` and ``settings.horizon_max`` (when
-    larger): a future must last long enough to show the waits it is judged on."""
+    """The time the machine needs to run the pending jobs' limits (their CPU-seconds over
+    its CPUs), between ``settings.horizon`` and ``settings.horizon_max`` (when larger)."""
     work = sum(j.cpus * job_limit(j, snapshot.machine) for j in snapshot.pending)
-    drain = max(work // max(snapshot.machine.cpus, 1), WAIT_HORIZONS * queue_wait(snapshot))
+    drain = work // max(snapshot.machine.cpus, 1)
     return int(max(min(drain, settings.horizon_max), settings.horizon))
-
-
-def queue_wait(snapshot: Snapshot) -> float:
-    """The mean wait of the jobs the scheduler holds: the running ones' from submission to
-    start, the pending ones' so far (0 for an empty machine)."""
-    waits = [j.start_time - j.submit_time for j in snapshot.running
-             if j.start_time is not None]
-    waits += [snapshot.time - j.submit_time for j in snapshot.pending]
-    return float(np.mean(np.maximum(waits, 0))) if waits else 0.0
 
 
 def reference_index(candidates: list[Candidate], policy: Policy | None,

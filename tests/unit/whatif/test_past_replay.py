@@ -236,3 +236,30 @@ def test_a_win_on_the_past_must_hold_week_after_week():
     assert chosen == 2 and table[1]["past_wins"] == 0.25 and table[2]["past_wins"] == 1.0
     assert decide(cands, futures, Settings(objective="avg_wait", steady=False),
                   past=past)[0] == 1
+
+
+def test_the_weeks_replayed_keep_the_jobs_still_running_or_pending():
+    """CTC-SP2 6 hours into its eighth week under EASY-FCFS: 85 of the jobs of the 4 weeks
+    before are still running or pending, and are replayed too, each with a runtime drawn
+    within its limit (a running one's past its elapsed time), the same at every replay of
+    the week."""
+    from advisor.model import job_limit
+    from advisor.whatif.futures import history_from_workload
+    from advisor.whatif.past import past_sample, unfinished
+    from advisor.whatif.snapshot import trace_snapshot
+    ctc = bundled("CTC-SP2", False)
+    snap = trace_snapshot(ctc, parse_policy("easy:FCFS:FCFS"), 7 * SECONDS_PER_WEEK + 6 * 3600)
+    held = {j.job_id for j in (*snap.running, *snap.pending)}
+    hist = history_from_workload(ctc, snap.time, held)
+    end = snap.time - snap.time % SECONDS_PER_WEEK
+    begin = end - 4 * SECONDS_PER_WEEK
+    mine = [j for j in (*snap.running, *snap.pending) if begin <= j.submit_time < end]
+    rows = unfinished(hist, snap, begin, end)
+    assert len(rows) == len(mine) == 85
+    for j, (_, row) in zip(mine, rows.iterrows()):
+        assert row["submit"] == j.submit_time and row["cpus"] == j.cpus
+        assert (j.elapsed or 0) < row["runtime"] <= job_limit(j, snap.machine)
+    assert unfinished(hist, snap, begin, end).equals(rows)
+    finished = ((hist["submit"] >= begin) & (hist["submit"] < end)).sum()
+    _, sample = past_sample(hist, snap, 4)
+    assert len(sample.arrivals) == finished + len(mine)
