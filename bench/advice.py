@@ -19,6 +19,7 @@ Every run shares the warm-up and the daily cuts; the differences are paired by w
     .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
         [--cache DIR] [--out DIR] [--tag NAME] [Settings knobs...]
     .venv/bin/python bench/advice.py summary --out DIR [--tags a,b+c] [--set tuning]
+    .venv/bin/python bench/advice.py unfinished --set tuning --archive DIR
 
 (b+c: the runs tagged b and c, other seeds of one decision, as one.)
 
@@ -215,95 +216,138 @@ def interval(values: list[float]) -> tuple[float, float]:
     return float(v.mean()), float(se * (T975[len(v) - 2] if len(v) <= 31 else 1.96))
 
 
+REFERENCES = (("pick", "site's pick"), ("rolling", "rolling pick"), ("oracle", "oracle"),
+              ("baseline", "baseline"))
+
+
 def summary(out: Path, tags: list[str], specs: list[str]) -> None:
     """Per window and over windows: each advice's mean wait against each reference (per
     window the mean over its seeds; the interval over windows), and the tags side by side."""
     overall = []
     for tag in tags:
-        docs = []
-        for spec in specs:
-            # "a+b": the runs of tags a and b (other seeds of one decision) as one
-            found = [out / (spec.replace("/", "_") + (f"-{t}" if t else "") + ".json")
-                     for t in tag.split("+")]
-            found = [json.loads(p.read_text()) for p in found if p.exists()]
-            if found:
-                found[0]["advice"] = [a for d in found for a in d["advice"]]
-                docs.append(found[0])
-        if not docs:
-            continue
-        print(f"\n## {tag or 'advice'}: {len(docs)} windows, {WEEKS} weeks judged each, "
-              f"mean wait (s); gains < 0: the advice waits less\n")
-        print("| window | jobs | baseline | oracle | site's pick | rolling pick (changes) "
-              "| advice (changes) | vs pick | vs rolling | vs oracle | vs baseline "
-              "| MaxWait / baseline: pick, rolling, advice |")
-        print("|---|" + "---|" * 11)
-        gains = {k: [] for k in ("pick", "rolling", "oracle", "baseline")}
-        roll = {k: [] for k in ("pick", "oracle", "baseline")}
-        ratios, held_ratios, per_week, rolling_per_week = [], [], [], []
-        for d in docs:
-            r = d["runs"]
-            adv = d["advice"]
-            a = float(np.mean([x["avg_wait"] for x in adv]))
-            ch = float(np.mean([x["changes"] for x in adv]))
-            base_max = max(r["baseline"]["max_wait"], 1.0)
-            mx = max(x["max_wait"] for x in adv) / base_max
-            pick_mx = r["site's pick"]["max_wait"] / base_max
-            # the longest wait is held to HOLD x the baseline's where the site's pick
-            # holds it; where every candidate kept fixed breaks it, the table says so
-            held = pick_mx <= HOLD
-            none = all(v["max_wait"] / base_max > HOLD for k, v in d["static"].items()
-                       if k not in ("baseline", "site's pick", "rolling pick", "online"))
-            ratios.append(mx)
-            if held:
-                held_ratios.append(mx)
-            weeks = len(adv[0]["decisions"]) / 7     # daily decisions: the judged weeks
-            per_week.append(ch / weeks)
-            rolling_per_week.append(d["rolling_changes"] / weeks)
-            row = {}
-            for key, name in (("pick", "site's pick"), ("rolling", "rolling pick"),
-                              ("oracle", "oracle"), ("baseline", "baseline")):
-                per_seed = [x["avg_wait"] / r[name]["avg_wait"] - 1 for x in adv]
-                row[key] = float(np.mean(per_seed))
-                gains[key].append(row[key])
-            for key, name in (("pick", "site's pick"), ("oracle", "oracle"),
-                              ("baseline", "baseline")):
-                roll[key].append(r["rolling pick"]["avg_wait"] / r[name]["avg_wait"] - 1)
-            pick = r["site's pick"]["avg_wait"]
-            print(f"| {d['window']} | {d['jobs']:,} | {r['baseline']['avg_wait']:,.0f} | "
-                  f"{r['oracle']['avg_wait']:,.0f} {d['oracle']} | "
-                  f"{pick:,.0f} {d['pick']} | "
-                  f"{r['rolling pick']['avg_wait']:,.0f} ({d['rolling_changes']}) | "
-                  f"{a:,.0f} ({ch:g}) | {row['pick']:+.1%} | {row['rolling']:+.1%} | "
-                  f"{row['oracle']:+.1%} | {row['baseline']:+.1%} | {pick_mx:.2f}, "
-                  f"{r['rolling pick']['max_wait'] / base_max:.2f}, {mx:.2f}"
-                  f"{'' if held else ' (pick over)'}{' (all over)' if none else ''} |")
-        print()
-        for key in gains:
-            m, h = interval(gains[key])
-            print(f"* advice vs {key}: {m:+.1%} ± {h:.1%} (95%, {len(gains[key])} windows)"
-                  f"; worst window {max(gains[key]):+.1%}")
-        for key in roll:
-            m, h = interval(roll[key])
-            print(f"* rolling pick vs {key}: {m:+.1%} ± {h:.1%}")
-        print(f"* advice MaxWait / baseline's: at most {max(ratios):.2f}; where the site's "
-              f"pick holds it to {HOLD:g}x ({len(held_ratios)} windows), at most "
-              f"{max(held_ratios, default=float('nan')):.2f}, over {HOLD:g}x in "
-              f"{sum(x > HOLD for x in held_ratios)}")
-        print(f"* advice better than the "
-              f"baseline's mean wait in {sum(g < 0 for g in gains['baseline'])} of "
-              f"{len(docs)} windows")
-        print(f"* changes per week: advice {np.mean(per_week):.2f} (at most "
-              f"{max(per_week):.2f}); rolling pick {np.mean(rolling_per_week):.2f}")
-        overall.append((tag, len(docs), len(docs[0]["advice"]),
-                        *(interval(gains[k]) for k in gains), max(gains["pick"]),
-                        max(ratios), float(np.mean(per_week))))
+        docs = _load(out, tag, specs)
+        if docs:
+            overall.append((tag, len(docs), len(docs[0]["advice"]), *_report(tag, docs)))
     if len(overall) > 1:
         print("\n| advice | windows x seeds | vs site's pick | vs rolling pick | vs oracle | "
-              "vs baseline | worst vs pick | MaxWait / baseline | changes / week |")
+              f"vs baseline | worst vs pick | MaxWait / baseline (where the pick holds "
+              f"{HOLD:g}) | changes / week |")
         print("|---|" + "---|" * 8)
-        for tag, n, seeds, *cols, worst, mx, per in overall:
+        for tag, n, seeds, cols, worst, mx, held, per in overall:
             cells = " | ".join(f"{m:+.1%} ± {h:.1%}" for m, h in cols)
-            print(f"| {tag} | {n} x {seeds} | {cells} | {worst:+.1%} | {mx:.2f} | {per:.2f} |")
+            print(f"| {tag} | {n} x {seeds} | {cells} | {worst:+.1%} | {mx:.2f} ({held:.2f}) "
+                  f"| {per:.2f} |")
+
+
+def _load(out: Path, tag: str, specs: list[str]) -> list[dict]:
+    """The windows' runs of ``tag`` ("a+b": the runs of tags a and b, other seeds of one
+    decision, as one)."""
+    docs = []
+    for spec in specs:
+        found = [out / (spec.replace("/", "_") + (f"-{t}" if t else "") + ".json")
+                 for t in tag.split("+")]
+        found = [json.loads(p.read_text()) for p in found if p.exists()]
+        if found:
+            found[0]["advice"] = [a for d in found for a in d["advice"]]
+            docs.append(found[0])
+    return docs
+
+
+def _window(d: dict) -> dict:
+    """One window's figures: the advice (the mean over its seeds) against each reference,
+    the rolling pick against the others, the longest waits against the baseline's."""
+    r, adv = d["runs"], d["advice"]
+    base_max = max(r["baseline"]["max_wait"], 1.0)
+    weeks = len(adv[0]["decisions"]) / 7     # daily decisions: the judged weeks
+    return {
+        "wait": float(np.mean([x["avg_wait"] for x in adv])),
+        "changes": float(np.mean([x["changes"] for x in adv])),
+        "gains": {k: float(np.mean([x["avg_wait"] / r[n]["avg_wait"] - 1 for x in adv]))
+                  for k, n in REFERENCES},
+        "rolling": {k: r["rolling pick"]["avg_wait"] / r[n]["avg_wait"] - 1
+                    for k, n in REFERENCES if k != "rolling"},
+        "max": max(x["max_wait"] for x in adv) / base_max,
+        "pick_max": r["site's pick"]["max_wait"] / base_max,
+        "rolling_max": r["rolling pick"]["max_wait"] / base_max,
+        # where every candidate kept fixed breaks the limit, the table says so
+        "all_over": all(v["max_wait"] / base_max > HOLD for k, v in d["static"].items()
+                        if k not in ("baseline", "site's pick", "rolling pick", "online")),
+        "per_week": float(np.mean([x["changes"] for x in adv])) / weeks,
+        "rolling_per_week": d["rolling_changes"] / weeks}
+
+
+def _report(tag: str, docs: list[dict]) -> tuple:
+    """The table of ``docs``' windows and the figures over them; returns the intervals
+    against each reference, the worst window against the site's pick, the largest MaxWait
+    ratio (anywhere, and where the site's pick holds ``HOLD``) and the changes a week."""
+    print(f"\n## {tag or 'advice'}: {len(docs)} windows, {WEEKS} weeks judged each, "
+          f"mean wait (s); gains < 0: the advice waits less\n")
+    print("| window | jobs | baseline | oracle | site's pick | rolling pick (changes) "
+          "| advice (changes) | vs pick | vs rolling | vs oracle | vs baseline "
+          "| MaxWait / baseline: pick, rolling, advice |")
+    print("|---|" + "---|" * 11)
+    rows = [_window(d) for d in docs]
+    for d, w in zip(docs, rows):
+        r, g = d["runs"], w["gains"]
+        notes = ("" if w["pick_max"] <= HOLD else " (pick over)") + \
+            (" (all over)" if w["all_over"] else "")
+        print(f"| {d['window']} | {d['jobs']:,} | {r['baseline']['avg_wait']:,.0f} | "
+              f"{r['oracle']['avg_wait']:,.0f} {d['oracle']} | "
+              f"{r[SITE]['avg_wait']:,.0f} {d['pick']} | "
+              f"{r['rolling pick']['avg_wait']:,.0f} ({d['rolling_changes']}) | "
+              f"{w['wait']:,.0f} ({w['changes']:g}) | {g['pick']:+.1%} | "
+              f"{g['rolling']:+.1%} | {g['oracle']:+.1%} | {g['baseline']:+.1%} | "
+              f"{w['pick_max']:.2f}, {w['rolling_max']:.2f}, {w['max']:.2f}{notes} |")
+    print()
+    gains = {k: [w["gains"][k] for w in rows] for k, _ in REFERENCES}
+    for key, values in gains.items():
+        m, h = interval(values)
+        print(f"* advice vs {key}: {m:+.1%} ± {h:.1%} (95%, {len(values)} windows)"
+              f"; worst window {max(values):+.1%}")
+    for key in rows[0]["rolling"]:
+        m, h = interval([w["rolling"][key] for w in rows])
+        print(f"* rolling pick vs {key}: {m:+.1%} ± {h:.1%}")
+    held = [w["max"] for w in rows if w["pick_max"] <= HOLD]
+    most = max(w["max"] for w in rows)
+    print(f"* advice MaxWait / baseline's: at most {most:.2f}; where the site's pick holds "
+          f"it to {HOLD:g}x ({len(held)} windows), at most "
+          f"{max(held, default=float('nan')):.2f}, over {HOLD:g}x in "
+          f"{sum(x > HOLD for x in held)}")
+    print(f"* advice better than the baseline's mean wait in "
+          f"{sum(g < 0 for g in gains['baseline'])} of {len(docs)} windows")
+    per_week = [w["per_week"] for w in rows]
+    print(f"* changes per week: advice {np.mean(per_week):.2f} (at most {max(per_week):.2f})"
+          f"; rolling pick {np.mean([w['rolling_per_week'] for w in rows]):.2f}")
+    return ([interval(v) for v in gains.values()], max(gains["pick"]), most,
+            max(held, default=float("nan")), float(np.mean(per_week)))
+
+
+def unfinished(specs: list[str], archive: Path | None) -> None:
+    """Per window, under the baseline: at each week's first daily decision (when the
+    advisor replays the 4 clock weeks before), the share of those weeks' jobs not finished
+    yet, which the history lacks (``advisor.whatif.past.unfinished`` replays them)."""
+    from advisor.engine import Estimates, job_arrays
+    from advisor.plugins.spec import parse_policy
+    from advisor.whatif.hindsight import FixedTask, fixed_starts
+    from advisor.whatif.past import week_start
+    from advisor.whatif.trace_accounts import baseline_spec
+    week = SECONDS_PER_WEEK
+    for spec in specs:
+        workload, _, first = window(spec, archive)
+        start = fixed_starts(FixedTask(workload, Estimates(), DAY,
+                                       parse_policy(baseline_spec(workload))))
+        arrays = job_arrays(workload, Estimates())
+        submit, end_at = arrays.submit, start + arrays.runtime
+        counts = np.zeros(4, int)          # jobs, unfinished; last week's jobs, unfinished
+        for end in sorted({week_start(first + k * DAY) for k in range(WEEKS * 7)}):
+            t = next(first + k * DAY for k in range(WEEKS * 7)
+                     if week_start(first + k * DAY) == end)
+            replayed = (submit >= end - BEFORE * week) & (submit < end)
+            last = replayed & (submit >= end - week)
+            not_done = replayed & ((start < 0) | (end_at > t))
+            counts += [replayed.sum(), not_done.sum(), last.sum(), (not_done & last).sum()]
+        print(f"{spec}: not finished at the week's replay: {counts[1] / counts[0]:.1%} of "
+              f"the {BEFORE} weeks' jobs, {counts[3] / counts[2]:.1%} of the last week's")
 
 
 def main() -> None:
@@ -323,12 +367,17 @@ def main() -> None:
                    "accounts, fair share in effect (use a --tag apart)")
     for name, _ in KNOBS:
         r.add_argument("--" + name.replace("_", "-"), help="Settings." + name)
+    u = sub.add_parser("unfinished", help=unfinished.__doc__.split(":")[0])
+    u.add_argument("--set", choices=SETS, default="tuning")
+    u.add_argument("--archive", type=Path)
     s = sub.add_parser("summary")
     s.add_argument("--out", type=Path, default=Path("advice-bench"))
     s.add_argument("--tags", default="")
     s.add_argument("--set", choices=SETS, default="tuning")
     args = ap.parse_args()
-    if args.command == "run":
+    if args.command == "unfinished":
+        unfinished(list(SETS[args.set]), args.archive)
+    elif args.command == "run":
         run(args)
     else:
         summary(args.out, args.tags.split(","), list(SETS[args.set]))
