@@ -4,7 +4,7 @@ log, and the evidence the recommender weighs beside its sampled futures.
 The jobs submitted in the ``weeks`` whole weeks before the current one (a week of the
 clock, from its zero) are played again, from an idle machine, in their own order: those
 the history records with their actual runtimes, those still running or pending with a
-runtime drawn as a future's (on a busy machine most of the last week's jobs have not
+runtime drawn as a future's (on a busy machine part of the last week's jobs have not
 finished, and they are the ones that waited longest), under each candidate's Slurm
 form, enacted once at the start and kept (the engine's slurm mode, as every future is
 played: ``advisor.whatif.scenario.evaluate``). Figures count from each job's submission,
@@ -109,7 +109,7 @@ def unfinished(history: pd.DataFrame, snapshot: Snapshot, begin: int, end: int
                ) -> pd.DataFrame:
     """The snapshot's running and pending jobs submitted in [begin, end), as history rows:
     left out, the weeks replayed would lose the jobs that wait longest (on a busy machine,
-    most of the last week's). Each runtime is drawn as a future's is (``RuntimeModel``: a
+    part of the last week's). Each runtime is drawn as a future's is (``RuntimeModel``: a
     ratio of the user's finished jobs, one that keeps a running job running), by a
     generator seeded with ``end``: the same jobs every replay of the week."""
     jobs = [j for j in (*snapshot.running, *snapshot.pending) if begin <= j.submit_time < end]
