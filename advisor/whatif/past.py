@@ -3,17 +3,16 @@ log, and the evidence the recommender weighs beside its sampled futures.
 
 The jobs submitted in the ``weeks`` weeks before now (before the first decision of the
 week, for a decision a day: ``replay_end``) are played again, from an idle machine, in
-their own order: those
-the history records with their actual runtimes, those still running or pending with a
-runtime drawn as a future's (on a busy machine part of the last week's jobs have not
-finished, and they are the ones that waited longest), under each candidate's Slurm
-form, enacted once at the start and kept (the engine's slurm mode, as every future is
-played: ``advisor.whatif.scenario.evaluate``). Figures count from each job's submission,
-over every job of those weeks and week by week (a win that holds in most weeks is not
-one good week). A sampled future says what a candidate would do from the exact state now,
-for a day or three of jobs drawn from the past; the replay says what it did do, or would
-have, over weeks of the jobs that really came: fewer assumptions, a larger scale, and the
-scale on which a site judges its longest waits.
+their own order: those the history records with their actual runtimes, those still
+running or pending with a runtime drawn as a future's (on a busy machine part of the last
+week's jobs have not finished, and they are the ones that waited longest), under each
+candidate's Slurm form, enacted once at the start and kept (the engine's slurm mode, as
+every future is played: ``advisor.whatif.scenario.evaluate``). Figures count from each
+job's submission, over every job of those weeks and week by week (a win that holds in
+most weeks is not one good week). A sampled future says what a candidate would do from
+the exact state now, for a day or three of jobs drawn from the past; the replay says what
+it did do, or would have, over weeks of the jobs that really came: fewer assumptions, a
+larger scale, and the scale on which a site judges its longest waits.
 
 A candidate whose Slurm form orders the very jobs pending when it is made (a plan) has no
 replay: enacted once for an idle machine it orders nothing, and re-made daily over weeks
