@@ -189,6 +189,13 @@ RISK_LIMITS: dict[str, Callable[..., np.ndarray]] = {
     "site_policy": _over_site, "past": _over_past}
 
 
+#: how a reason names each risk limit
+LIMIT_WORDS = {"max_wait": "MaxWait on the futures", "p95_wait": "p95 wait on the futures",
+               "tail_push": "a job pushed past the longest wait on the futures",
+               "site_policy": "it replaces the site's priority policy",
+               "past": "MaxWait or p95 wait on the weeks replayed"}
+
+
 def risk_breaks(ev: Evidence, candidates, settings: Settings, lim: Limits
                 ) -> dict[str, np.ndarray]:
     """Each risk limit, and which candidates break it (the past's only when replayed)."""
@@ -312,20 +319,22 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
             decision = (kept_by_hysteresis(ev, ok, best, prev, settings)
                         or held_by_dwell(ev, best, dwell, settings, replayed)
                         or Decision(best, "wins"))
-    words = reason(decision, candidates, ev, safe, settings, past, ref, dwell)
+    words = reason(decision, candidates, ev, safe, settings, past, ref, dwell, breaks)
     return decision.chosen, words, table(candidates, ev, safe, breaks, ok, past)
 
 
 def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
-           settings: Settings, past: PastReplay | None, ref: int, dwell: int) -> str:
-    """The decision in words, with the evidence for the candidate it weighed."""
+           settings: Settings, past: PastReplay | None, ref: int, dwell: int,
+           breaks: dict[str, np.ndarray] | None = None) -> str:
+    """The decision in words, with the evidence for the candidate it weighed (and the
+    risk limits it breaks, from ``breaks``)."""
     chosen, best = decision.chosen, decision.best
     if decision.rule == "over_limit":
         return (f"the configuration in effect is over a risk limit against "
                 f"{candidates[ref].label}; {candidates[chosen].label} is the best within "
                 f"them ({_evidence(chosen, ev, settings, past)})")
     if decision.rule == "no_winner":
-        return _no_change(candidates, ev, safe, settings, past)
+        return _no_change(candidates, ev, safe, settings, past, breaks or {})
     if decision.rule == "hysteresis":
         return (f"{candidates[chosen].label} (recommended last time) still wins "
                 f"({_evidence(chosen, ev, settings, past)}); {candidates[best].label} is "
@@ -434,22 +443,26 @@ def _cut(gain: float) -> str:
 
 
 def _no_change(candidates, ev: Evidence, safe, settings: Settings,
-               past: PastReplay | None) -> str:
+               past: PastReplay | None, breaks: dict[str, np.ndarray]) -> str:
     """Why nothing is recommended: the best candidate's evidence and what it lacks."""
     ranks = np.array(score(ev), float)
     ranks[0] = -np.inf
     if len(candidates) < 2 or not np.isfinite(ranks).any():
         return "no candidate beats the configuration in effect"
     best = int(np.nanargmax(ranks))
+    over = [LIMIT_WORDS[n] for n, hit in breaks.items() if hit[best]]
+    # not within the limits: over one, or without the evidence they are judged on
+    limit = (f"it is over a risk limit ({'; '.join(over)})" if over else
+             "its futures were not sampled (the race left it out)")
     if settings.decision == "rolling":
-        lacks = ("it is over a risk limit" if not safe[best] else
+        lacks = (limit if not safe[best] else
                  "it has no replay that tells it apart, and the rolling pick reads the "
                  "weeks replayed" if not ev.on_past[best] else
                  "it did no better on the weeks replayed" if ev.p_gain[best] <= 0 else
                  "the futures tell it apart as worse")
         return (f"no change: the best candidate, {candidates[best].label} "
                 f"({_evidence(best, ev, settings, past)}), is not picked: {lacks}")
-    lacks = ("it is over a risk limit" if not safe[best] else
+    lacks = (limit if not safe[best] else
              f"it does not win by {settings.min_gain:.0%} on the weeks replayed"
              + (f" in {settings.min_wins:.0%} of them" if settings.steady else "")
              + " with the futures not against it" if ev.on_past[best] else

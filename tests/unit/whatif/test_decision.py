@@ -77,7 +77,7 @@ def test_a_change_the_futures_show_over_the_longest_wait_is_not_made():
     assert rows[1]["over"] == ["max_wait"] and not rows[1]["eligible"]
     res[2, :, METRICS.index("max_wait")] = 2500         # B too: nothing is made
     chosen, words, _ = decide(candidates, res, S, past=past)
-    assert chosen == 0 and "it is over a risk limit" in words
+    assert chosen == 0 and "it is over a risk limit (MaxWait on the futures)" in words
 
 
 def test_a_job_pushed_too_far_breaks_the_limit_and_the_past_s_only_when_replayed():
@@ -250,3 +250,21 @@ def test_the_advice_never_sits_still_while_its_past_shows_a_clear_win(
                                  "overrides": ()})() for n in ("in effect", "A", "B")]
     chosen, words, _ = decide(candidates, res, S, past=past)
     assert chosen != 0 or losing, words
+
+
+def test_the_reason_names_the_limit_a_candidate_breaks_or_the_evidence_it_lacks():
+    """A (40% on every week replayed) was left out of the race: no future sampled, so it
+    is not within the limits, and the reason says why, not "over a risk limit"."""
+    res = np.full((3, 8, len(METRICS)), NAN)
+    res[[0, 2]] = 0.0
+    res[[0, 2], :, METRICS.index(S.objective)] = 10.0
+    res[[0, 2], :, METRICS.index("tail_push")] = 1.0
+    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+    past.results[:, METRICS.index(S.objective)] = [10.0, 6.0, 10.0]
+    past.weekly[:, :, PAST_OBJECTIVES.index(S.objective)] = [[10] * 4, [6] * 4, [10] * 4]
+    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
+                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    chosen, words, rows = decide(candidates, res, S, past=past)
+    assert chosen == 0 and rows[1]["over"] == []
+    assert words.endswith("its futures were not sampled (the race left it out)")
