@@ -323,14 +323,13 @@ def _report(tag: str, docs: list[dict]) -> tuple:
 
 
 def unfinished(specs: list[str], archive: Path | None) -> None:
-    """Per window, under the baseline: at each daily decision that replays the weeks
-    before (``advisor.whatif.past.replay_end``), the share of those weeks' jobs not
-    finished yet, which the history lacks (``advisor.whatif.past.unfinished`` replays
-    them)."""
+    """Per window, under the baseline: at each week's first daily decision (when the
+    advisor replays the 4 clock weeks before), the share of those weeks' jobs not finished
+    yet, which the history lacks (``advisor.whatif.past.unfinished`` replays them)."""
     from advisor.engine import Estimates, job_arrays
     from advisor.plugins.spec import parse_policy
     from advisor.whatif.hindsight import FixedTask, fixed_starts
-    from advisor.whatif.past import replay_end
+    from advisor.whatif.past import week_start
     from advisor.whatif.trace_accounts import baseline_spec
     week = SECONDS_PER_WEEK
     for spec in specs:
@@ -340,11 +339,9 @@ def unfinished(specs: list[str], archive: Path | None) -> None:
         arrays = job_arrays(workload, Estimates())
         submit, end_at = arrays.submit, start + arrays.runtime
         counts = np.zeros(4, int)          # jobs, unfinished; last week's jobs, unfinished
-        memo: dict = {}
-        replays = {}                       # where each replay ends: when it is made
-        for t in (first + k * DAY for k in range(WEEKS * 7)):
-            replays.setdefault(replay_end(t, memo), t)
-        for end, t in replays.items():
+        for end in sorted({week_start(first + k * DAY) for k in range(WEEKS * 7)}):
+            t = next(first + k * DAY for k in range(WEEKS * 7)
+                     if week_start(first + k * DAY) == end)
             replayed = (submit >= end - BEFORE * week) & (submit < end)
             last = replayed & (submit >= end - week)
             not_done = replayed & ((start < 0) | (end_at > t))

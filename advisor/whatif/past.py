@@ -1,18 +1,18 @@
 """The recent past replayed under each candidate: what a site tuning by hand reads off its
 log, and the evidence the recommender weighs beside its sampled futures.
 
-The jobs submitted in the ``weeks`` weeks before now (before the first decision of the
-week, for a decision a day: ``replay_end``) are played again, from an idle machine, in
-their own order: those the history records with their actual runtimes, those still
-running or pending with a runtime drawn as a future's (on a busy machine part of the last
-week's jobs have not finished, and they are the ones that waited longest), under each
-candidate's Slurm form, enacted once at the start and kept (the engine's slurm mode, as
-every future is played: ``advisor.whatif.scenario.evaluate``). Figures count from each
-job's submission, over every job of those weeks and week by week (a win that holds in
-most weeks is not one good week). A sampled future says what a candidate would do from
-the exact state now, for a day or three of jobs drawn from the past; the replay says what
-it did do, or would have, over weeks of the jobs that really came: fewer assumptions, a
-larger scale, and the scale on which a site judges its longest waits.
+The jobs submitted in the ``weeks`` whole weeks before the current one (a week of the
+clock, from its zero) are played again, from an idle machine, in their own order: those
+the history records with their actual runtimes, those still running or pending with a
+runtime drawn as a future's (on a busy machine part of the last week's jobs have not
+finished, and they are the ones that waited longest), under each candidate's Slurm
+form, enacted once at the start and kept (the engine's slurm mode, as every future is
+played: ``advisor.whatif.scenario.evaluate``). Figures count from each job's submission,
+over every job of those weeks and week by week (a win that holds in most weeks is not
+one good week). A sampled future says what a candidate would do from the exact state now,
+for a day or three of jobs drawn from the past; the replay says what it did do, or would
+have, over weeks of the jobs that really came: fewer assumptions, a larger scale, and the
+scale on which a site judges its longest waits.
 
 A candidate whose Slurm form orders the very jobs pending when it is made (a plan) has no
 replay: enacted once for an idle machine it orders nothing, and re-made daily over weeks
@@ -51,7 +51,7 @@ class PastReplay:
     weekly: np.ndarray           # (candidates, weeks, len(PAST_OBJECTIVES)), by submit week
     jobs: int
     begin: int                   # the first replayed submission
-    end: int                     # where the weeks replayed end (``replay_end``)
+    end: int                     # the start of the snapshot's week
 
     def figure(self, name: str) -> np.ndarray:
         return self.results[:, METRICS.index(name)]
@@ -61,23 +61,20 @@ class PastReplay:
         return self.weekly[:, :, PAST_OBJECTIVES.index(objective)]
 
 
-def replay_end(t: int, memo: dict) -> int:
-    """Where the weeks replayed at ``t`` end: ``t`` itself, or where this week's replay
-    ended (``memo``'s, made less than a week before ``t``): a decision a day replays the
-    weeks before the first decision of each week, and reads that replay for 7 days."""
-    end = memo.get("end")
-    if end is None or not end <= t < end + SECONDS_PER_WEEK:
-        end = memo["end"] = int(t)
-    return end
+def week_start(t: int) -> int:
+    """The start of the clock's week holding ``t`` (weeks counted from its zero)."""
+    return int(t) - int(t) % SECONDS_PER_WEEK
 
 
-def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int, end: int
+def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
                 ) -> tuple[Snapshot, FutureSample] | None:
-    """The jobs submitted in the ``weeks`` weeks before ``end``, as a sample played from
-    an idle machine just before the first of them (None: too few): the history's, and
-    those still running or pending at the snapshot (``unfinished``)."""
+    """The jobs submitted in the ``weeks`` whole weeks before the snapshot's week
+    (``week_start``), as a sample played from an idle machine just before the first of
+    them (None: too few): the history's, and those still running or pending now
+    (``unfinished``)."""
     if history is None or not len(history):
         return None
+    end = week_start(snapshot.time)
     submit = history["submit"].to_numpy(np.int64)
     recent = history[(submit >= end - weeks * SECONDS_PER_WEEK)
                      & (submit < end) & (history["runtime"].to_numpy() >= 0)]
@@ -133,13 +130,13 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
                 weeks: int, executor: Executor | None = None,
                 costly: frozenset[str] = frozenset(), memo: dict | None = None
                 ) -> PastReplay | None:
-    """Each candidate over the ``weeks`` weeks before now (module docstring), but those
-    whose spec is in ``costly`` (NaN, as a plan's); None when the history holds fewer
-    than ``MIN_PAST_JOBS`` of them. ``memo``: the figures of the replays made already
-    this week, by what each candidate enacts, and the week's jobs (read and filled: a
-    decision a day replays each candidate once a week, ``replay_end``)."""
+    """Each candidate over the history's ``weeks`` whole weeks before this one (module
+    docstring), but those whose spec is in ``costly`` (NaN, as a plan's); None when the
+    history holds fewer than ``MIN_PAST_JOBS`` of them. ``memo``: the figures of the
+    replays made already this week, by what each candidate enacts, and the week's jobs
+    (read and filled: a decision a day replays each candidate once a week)."""
     memo = {} if memo is None else memo
-    end = replay_end(snapshot.time, memo)
+    end = week_start(snapshot.time)
     keys = [(end, weeks, repr(c.enacts)) for c in candidates]
     results = np.full((len(candidates), len(METRICS)), np.nan)
     weekly = np.full((len(candidates), weeks, len(PAST_OBJECTIVES)), np.nan)
@@ -153,7 +150,7 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
         return PastReplay(results, weekly, jobs, begin, end)
     # the week's sample, kept for the replays made later this week (the latest only)
     if memo.get("sample", (None,))[0] != (end, weeks):
-        memo["sample"] = ((end, weeks), past_sample(history, snapshot, weeks, end))
+        memo["sample"] = ((end, weeks), past_sample(history, snapshot, weeks))
     made = memo["sample"][1]
     if made is None:
         return None
