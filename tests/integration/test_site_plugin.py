@@ -4,8 +4,10 @@ core changed; the job_submit.lua it emits gives a real slurmctld's jobs the site
 simulation assumed; and a broken variant is refused when it loads, before any work."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,8 +38,14 @@ BROKEN = NoEnact()
 
 
 def pip_install(source: Path, target: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                           "--target", str(target), str(source)], capture_output=True, text=True)
+    # from a copy: pip builds in the source tree (build/), and two xdist workers that
+    # install the example at once collided there ("File exists: ...dist-info")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / source.name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                               "--no-deps", "--target", str(target), str(copy)],
+                              capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
