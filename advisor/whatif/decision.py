@@ -192,7 +192,7 @@ RISK_LIMITS: dict[str, Callable[..., np.ndarray]] = {
 #: how a reason names each risk limit
 LIMIT_WORDS = {"max_wait": "MaxWait on the futures", "p95_wait": "p95 wait on the futures",
                "tail_push": "a job pushed past the longest wait on the futures",
-               "site_policy": "it replaces the site's priority policy",
+               "site_policy": "replacing the site's priority policy",
                "past": "MaxWait or p95 wait on the weeks replayed"}
 
 
