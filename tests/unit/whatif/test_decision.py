@@ -33,6 +33,18 @@ def evidence(gain, wins, p_gain=(NAN,) * 3, p_wins=(NAN,) * 3, counts=(4, 4, 4),
                     np.zeros_like(figures), True)
 
 
+def _empty_replay() -> PastReplay:
+    """Three candidates' weeks replayed (4), every figure 0 until a test sets it."""
+    return PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
+                      5000, 0, 4 * 7 * 86400)
+
+
+def _candidates() -> list:
+    """The configuration in effect, A and B, as ``decide`` reads them."""
+    return [type("C", (), {"label": n, "spec": n, "fidelity": "exact", "overrides": ()})()
+            for n in ("in effect", "A", "B")]
+
+
 def test_the_evidence_compares_each_candidate_on_its_own_samples():
     res = np.zeros((3, 4, len(METRICS)))
     res[:, :, METRICS.index("avg_bsld")] = [[10, 10, 10, 10], [8, 8, 12, 8],
@@ -66,12 +78,10 @@ def test_a_change_the_futures_show_over_the_longest_wait_is_not_made():
     res[:, :, METRICS.index("avg_bsld")] = [[10] * 8, [6] * 8, [9] * 8]
     res[:, :, METRICS.index("max_wait")] = [[1000] * 8, [2500] * 8, [1100] * 8]
     res[:, :, METRICS.index("tail_push")] = 1.0
-    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
-                      5000, 0, 4 * 7 * 86400)
+    past = _empty_replay()
     past.results[:, METRICS.index("avg_bsld")] = [10.0, 7.0, 9.0]
     past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[10] * 4, [7] * 4, [9] * 4]
-    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
-                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    candidates = _candidates()
     chosen, words, rows = decide(candidates, res, S, past=past)
     assert chosen == 2 and words.startswith("B:")
     assert rows[1]["over"] == ["max_wait"] and not rows[1]["eligible"]
@@ -151,8 +161,7 @@ def test_futures_that_cannot_tell_the_candidates_apart_veto_nothing():
     past decides."""
     res = np.zeros((3, 8, len(METRICS)))
     res[2, :, METRICS.index("avg_bsld")] = [2.0, 1.0] * 4          # 2: worse in every one
-    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
-                      5000, 0, 4 * 7 * 86400)
+    past = _empty_replay()
     past.results[:, METRICS.index("avg_bsld")] = [10.0, 7.0, 7.0]
     past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[10] * 4, [7] * 4, [7] * 4]
     ev = weigh(res, S, past)
@@ -167,8 +176,7 @@ def test_futures_that_cannot_tell_the_candidates_apart_veto_nothing():
 def test_a_replay_tied_in_every_week_is_silent_and_the_futures_judge():
     res = np.zeros((3, 8, len(METRICS)))
     res[:, :, METRICS.index("avg_bsld")] = [[10] * 8, [5] * 8, [10] * 8]
-    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
-                      5000, 0, 4 * 7 * 86400)
+    past = _empty_replay()
     past.results[:, METRICS.index("avg_bsld")] = [1.0, 1.0, 0.5]
     past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[1] * 4, [1] * 4, [1, 1, 0, 1]]
     ev = weigh(res, S, past)
@@ -193,12 +201,10 @@ def test_the_rolling_pick_is_the_best_on_the_past_within_limits_the_futures_a_ch
 def test_the_rolling_decision_changes_at_most_once_per_dwell():
     rolling = Settings(decision="rolling")
     res = np.zeros((3, 4, len(METRICS)))
-    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
-                      5000, 0, 4 * 7 * 86400)
+    past = _empty_replay()
     past.results[:, METRICS.index("avg_bsld")] = [10.0, 9.0, 9.5]
     past.weekly[:, :, PAST_OBJECTIVES.index("avg_bsld")] = [[10] * 4, [9] * 4, [9.5] * 4]
-    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
-                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    candidates = _candidates()
     chosen, words, _ = decide(candidates, res, rolling, past=past)
     assert chosen == 1 and "the best within the risk limits" in words
     chosen, words, _ = decide(candidates, res, rolling, past=past, dwell=3600)
@@ -234,8 +240,7 @@ def test_the_advice_never_sits_still_while_its_past_shows_a_clear_win(
     pooled = weekly.mean(axis=1)
     assume(pooled[1] <= 0.8 * pooled[0] and (weekly[1] < weekly[0]).sum() >= 3)
     k = PAST_OBJECTIVES.index(S.objective)
-    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
-                      5000, 0, 4 * 7 * 86400)
+    past = _empty_replay()
     past.results[:, METRICS.index(S.objective)] = pooled
     past.weekly[:, :, k] = weekly
     res = np.zeros((3, 8, len(METRICS)))
@@ -246,8 +251,7 @@ def test_the_advice_never_sits_still_while_its_past_shows_a_clear_win(
     res[2, :, METRICS.index(S.objective)] = futures
     ev = weigh(res, S, past)
     losing = ev.futures_told[1] and not (ev.gain[1] > 0 and ev.wins[1] >= AGREE)
-    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
-                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    candidates = _candidates()
     chosen, words, _ = decide(candidates, res, S, past=past)
     assert chosen != 0 or losing, words
 
@@ -259,12 +263,10 @@ def test_the_reason_names_the_limit_a_candidate_breaks_or_the_evidence_it_lacks(
     res[[0, 2]] = 0.0
     res[[0, 2], :, METRICS.index(S.objective)] = 10.0
     res[[0, 2], :, METRICS.index("tail_push")] = 1.0
-    past = PastReplay(np.zeros((3, len(METRICS))), np.zeros((3, 4, len(PAST_OBJECTIVES))),
-                      5000, 0, 4 * 7 * 86400)
+    past = _empty_replay()
     past.results[:, METRICS.index(S.objective)] = [10.0, 6.0, 10.0]
     past.weekly[:, :, PAST_OBJECTIVES.index(S.objective)] = [[10] * 4, [6] * 4, [10] * 4]
-    candidates = [type("C", (), {"label": n, "spec": n, "fidelity": "exact",
-                                 "overrides": ()})() for n in ("in effect", "A", "B")]
+    candidates = _candidates()
     chosen, words, rows = decide(candidates, res, S, past=past)
     assert chosen == 0 and rows[1]["over"] == []
     assert words.endswith("its futures were not sampled (the race left it out)")
