@@ -53,8 +53,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import multiprocessing
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,6 +154,35 @@ def cached_fixed(spec: str, workload, history, executor, cache: Path | None) -> 
 
 
 def run(args) -> None:
+    settings = _settings(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    specs = args.windows.split(",") if args.windows else SETS[args.set]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    if args.jobs > 1:
+        if args.cache is None:
+            raise SystemExit("--jobs needs --cache (the windows' fixed runs are made first)")
+        for spec in specs:
+            fixed_for(spec, args, args.workers, settings)
+        items = sorted(((spec, seed) for spec in specs for seed in seeds),
+                       key=lambda item: -_cost(args.out, item[0]))
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            done = pool.map(_one, items, [settings] * len(items), [args] * len(items))
+            runs = dict(zip(items, done))
+    else:
+        runs = {(spec, seed): _one((spec, seed), settings, args)
+                for spec in specs for seed in seeds}
+    for spec in specs:
+        fields, _ = runs[spec, seeds[0]]
+        doc = {"window": spec, "set": next((k for k, v in SETS.items() if spec in v), ""),
+               "weeks": WEEKS, "settings": settings.as_dict(), **fields,
+               "advice": [runs[spec, seed][1] for seed in seeds]}
+        name = spec.replace("/", "_") + (f"-{args.tag}" if args.tag else "")
+        (args.out / f"{name}.json").write_text(json.dumps(doc, indent=1))
+    summary(args.out, [args.tag], specs)
+
+
+def _settings(args) -> Settings:
     knobs = {}
     for name, kind in KNOBS:
         value = getattr(args, name)
@@ -160,47 +191,60 @@ def run(args) -> None:
                                                              "dwell") else kind(value)
     if args.futures_only:
         knobs["past"] = False
-    settings = Settings(objective="avg_wait", **knobs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    specs = args.windows.split(",") if args.windows else SETS[args.set]
-    for spec in specs:
-        began = time.perf_counter()
-        workload, prior, first = window(spec, args.archive, args.fair_share)
-        history = trace_history(prior, settings.history_weeks)
-        executor = make_executor(args.workers, "process")
-        try:
-            fixed = cached_fixed(spec, workload, history, executor, args.cache)
-            print(f"{spec}: fixed runs {time.perf_counter() - began:.0f} s", file=sys.stderr,
-                  flush=True)
-            doc = {"window": spec, "set": next((k for k, v in SETS.items() if spec in v), ""),
-                   "weeks": WEEKS, "settings": settings.as_dict(), "advice": []}
-            for seed in (int(s) for s in args.seeds.split(",")):
-                t = time.perf_counter()
-                bench = advice_bench(workload, DAY, dataclasses.replace(settings, seed=seed),
-                                     executor, fixed=fixed, prior=prior,
-                                     first=first)
-                rows = bench.table.set_index("name")
-                by_spec = bench.table.drop_duplicates("spec").set_index("spec")
-                doc.update({
-                    "jobs": bench.total["jobs"], "oracle": bench.best_safe,
-                    "pick": bench.pick, "rolling": list(bench.rolling),
-                    "rolling_changes": bench.total["rolling_changes"],
-                    "runs": {"baseline": _row(rows.loc["baseline"]),
-                             "oracle": _row(by_spec.loc[bench.best_safe]),
-                             "site's pick": _row(rows.loc[SITE]),
-                             "rolling pick": _row(rows.loc[ROLLING])},
-                    "static": {r["name"]: _row(r) for _, r in bench.table.iterrows()}})
-                doc["advice"].append({
-                    "seed": seed, "wall_s": time.perf_counter() - t, **_row(rows.loc[ONLINE]),
-                    "changes": bench.total["changes"],
-                    "decisions": [dataclasses.asdict(d) for d in bench.online.decisions]})
-                print(f"{spec} seed {seed}: {time.perf_counter() - t:.0f} s", file=sys.stderr,
-                      flush=True)
-        finally:
-            executor.close()
-        name = spec.replace("/", "_") + (f"-{args.tag}" if args.tag else "")
-        (args.out / f"{name}.json").write_text(json.dumps(doc, indent=1))
-    summary(args.out, [args.tag], specs)
+    return Settings(objective="avg_wait", **knobs)
+
+
+def fixed_for(spec: str, args, workers: int, settings: Settings):
+    """The window of ``spec``, its history and first judged moment, and its fixed runs."""
+    began = time.perf_counter()
+    workload, prior, first = window(spec, args.archive, args.fair_share)
+    history = trace_history(prior, settings.history_weeks)
+    executor = make_executor(workers, "serial" if workers == 1 else "process")
+    try:
+        fixed = cached_fixed(spec, workload, history, executor, args.cache)
+    finally:
+        executor.close()
+    print(f"{spec}: fixed runs {time.perf_counter() - began:.0f} s", file=sys.stderr,
+          flush=True)
+    return workload, prior, first, fixed
+
+
+def _cost(out: Path, spec: str) -> float:
+    """The longest an earlier run in ``out`` took on ``spec`` (0: none): --jobs starts the
+    longest first, so that no long window is left to run alone at the end."""
+    walls = [a["wall_s"] for p in out.glob(spec.replace("/", "_") + "-*.json")
+             for a in json.loads(p.read_text())["advice"]]
+    return max(walls, default=0.0)
+
+
+def _one(item: tuple[str, int], settings: Settings, args) -> tuple[dict, dict]:
+    """One window under one seed: the window's fixed figures, and the advice's. With
+    --jobs, each runs in a process of its own, its simulations serial."""
+    spec, seed = item
+    workers = 1 if args.jobs > 1 else args.workers
+    workload, prior, first, fixed = fixed_for(spec, args, workers, settings)
+    executor = make_executor(workers, "serial" if workers == 1 else "process")
+    t = time.perf_counter()
+    try:
+        bench = advice_bench(workload, DAY, dataclasses.replace(settings, seed=seed),
+                             executor, fixed=fixed, prior=prior, first=first)
+    finally:
+        executor.close()
+    print(f"{spec} seed {seed}: {time.perf_counter() - t:.0f} s", file=sys.stderr,
+          flush=True)
+    rows = bench.table.set_index("name")
+    by_spec = bench.table.drop_duplicates("spec").set_index("spec")
+    fields = {"jobs": bench.total["jobs"], "oracle": bench.best_safe, "pick": bench.pick,
+              "rolling": list(bench.rolling), "rolling_changes": bench.total["rolling_changes"],
+              "runs": {"baseline": _row(rows.loc["baseline"]),
+                       "oracle": _row(by_spec.loc[bench.best_safe]),
+                       "site's pick": _row(rows.loc[SITE]),
+                       "rolling pick": _row(rows.loc[ROLLING])},
+              "static": {r["name"]: _row(r) for _, r in bench.table.iterrows()}}
+    advice = {"seed": seed, "wall_s": time.perf_counter() - t, **_row(rows.loc[ONLINE]),
+              "changes": bench.total["changes"],
+              "decisions": [dataclasses.asdict(d) for d in bench.online.decisions]}
+    return fields, advice
 
 
 def _row(row) -> dict:
@@ -359,6 +403,8 @@ def main() -> None:
     r.add_argument("--archive", type=Path, help="folder of the Archive's SWF files")
     r.add_argument("--seeds", default="0")
     r.add_argument("--workers", type=int, default=2)
+    r.add_argument("--jobs", type=int, default=1, help="windows x seeds run at once, each "
+                   "in a process of its own, its simulations serial (needs --cache)")
     r.add_argument("--cache", type=Path, help="keeps each window's fixed runs")
     r.add_argument("--out", type=Path, default=Path("advice-bench"))
     r.add_argument("--tag", default="")
