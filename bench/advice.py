@@ -170,8 +170,11 @@ def run(args) -> None:
             done = pool.map(_one, items, [settings] * len(items), [args] * len(items))
             runs = dict(zip(items, done))
     else:
-        runs = {(spec, seed): _one((spec, seed), settings, args)
-                for spec in specs for seed in seeds}
+        runs = {}
+        for spec in specs:
+            loaded = fixed_for(spec, args, args.workers, settings)
+            runs.update({(spec, seed): _advise(spec, seed, loaded, settings, args.workers)
+                         for seed in seeds})
     for spec in specs:
         fields, _ = runs[spec, seeds[0]]
         doc = {"window": spec, "set": next((k for k, v in SETS.items() if spec in v), ""),
@@ -218,11 +221,15 @@ def _cost(out: Path, spec: str) -> float:
 
 
 def _one(item: tuple[str, int], settings: Settings, args) -> tuple[dict, dict]:
-    """One window under one seed: the window's fixed figures, and the advice's. With
-    --jobs, each runs in a process of its own, its simulations serial."""
+    """One window under one seed in a process of its own (--jobs), its simulations serial."""
     spec, seed = item
-    workers = 1 if args.jobs > 1 else args.workers
-    workload, prior, first, fixed = fixed_for(spec, args, workers, settings)
+    return _advise(spec, seed, fixed_for(spec, args, 1, settings), settings, 1)
+
+
+def _advise(spec: str, seed: int, loaded: tuple, settings: Settings, workers: int
+            ) -> tuple[dict, dict]:
+    """One window under one seed: the window's fixed figures, and the advice's."""
+    workload, prior, first, fixed = loaded
     executor = make_executor(workers, "serial" if workers == 1 else "process")
     t = time.perf_counter()
     try:
