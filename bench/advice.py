@@ -17,7 +17,7 @@ judged weeks:
 Every run shares the warm-up and the daily cuts; the differences are paired by window.
 
     .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
-        [--cache DIR] [--out DIR] [--tag NAME] [Settings knobs...]
+        [--cache DIR [--jobs 2]] [--out DIR] [--tag NAME] [Settings knobs...]
     .venv/bin/python bench/advice.py summary --out DIR [--tags a,b+c] [--set tuning]
     .venv/bin/python bench/advice.py unfinished --set tuning --archive DIR
 
