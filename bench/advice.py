@@ -17,7 +17,7 @@ judged weeks:
 Every run shares the warm-up and the daily cuts; the differences are paired by window.
 
     .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
-        [--cache DIR [--jobs 2]] [--out DIR] [--tag NAME] [Settings knobs...]
+        [--cache DIR] [--jobs 2] [--out DIR] [--tag NAME] [Settings knobs...]
     .venv/bin/python bench/advice.py summary --out DIR [--tags a,b+c] [--set tuning]
     .venv/bin/python bench/advice.py unfinished --set tuning --archive DIR
 
@@ -97,6 +97,9 @@ SETS = {
 T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
         2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
         2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+#: --jobs: each window, its history, first judged moment and fixed runs (``fixed_for``),
+#: loaded before the workers are forked
+LOADED: dict[str, tuple] = {}
 KNOBS = (("decision", str), ("horizon", str), ("horizon_max", str), ("min_gain", float),
          ("min_wins", float),
          ("risk", float), ("history_weeks", int), ("samples", int), ("dwell", str),
@@ -159,16 +162,13 @@ def run(args) -> None:
     specs = args.windows.split(",") if args.windows else SETS[args.set]
     seeds = [int(s) for s in args.seeds.split(",")]
     if args.jobs > 1:
-        if args.cache is None:
-            raise SystemExit("--jobs needs --cache (the windows' fixed runs are made first)")
-        for spec in specs:
-            fixed_for(spec, args, args.workers, settings)
+        # every window loaded and its fixed runs made first: the forked workers inherit them
+        LOADED.update({spec: fixed_for(spec, args, args.workers, settings) for spec in specs})
         items = sorted(((spec, seed) for spec in specs for seed in seeds),
                        key=lambda item: -_cost(args.out, item[0]))
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-            done = pool.map(_one, items, [settings] * len(items), [args] * len(items))
-            runs = dict(zip(items, done))
+            runs = dict(zip(items, pool.map(_one, items, [settings] * len(items))))
     else:
         runs = {}
         for spec in specs:
@@ -220,10 +220,10 @@ def _cost(out: Path, spec: str) -> float:
     return max(walls, default=0.0)
 
 
-def _one(item: tuple[str, int], settings: Settings, args) -> tuple[dict, dict]:
+def _one(item: tuple[str, int], settings: Settings) -> tuple[dict, dict]:
     """One window under one seed in a process of its own (--jobs), its simulations serial."""
     spec, seed = item
-    return _advise(spec, seed, fixed_for(spec, args, 1, settings), settings, 1)
+    return _advise(spec, seed, LOADED[spec], settings, 1)
 
 
 def _advise(spec: str, seed: int, loaded: tuple, settings: Settings, workers: int
@@ -411,7 +411,7 @@ def main() -> None:
     r.add_argument("--seeds", default="0")
     r.add_argument("--workers", type=int, default=2)
     r.add_argument("--jobs", type=int, default=1, help="windows x seeds run at once, each "
-                   "in a process of its own, its simulations serial (needs --cache)")
+                   "in a process of its own, its simulations serial")
     r.add_argument("--cache", type=Path, help="keeps each window's fixed runs")
     r.add_argument("--out", type=Path, default=Path("advice-bench"))
     r.add_argument("--tag", default="")

@@ -194,6 +194,8 @@ LIMIT_WORDS = {"max_wait": "MaxWait on the futures", "p95_wait": "p95 wait on th
                "tail_push": "a job pushed past the longest wait on the futures",
                "site_policy": "replacing the site's priority policy",
                "past": "MaxWait or p95 wait on the weeks replayed"}
+if LIMIT_WORDS.keys() != RISK_LIMITS.keys():   # a limit without words fails here, not mid-run
+    raise ImportError("decision.LIMIT_WORDS must name every limit of RISK_LIMITS")
 
 
 def risk_breaks(ev: Evidence, candidates, settings: Settings, lim: Limits
