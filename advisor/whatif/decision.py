@@ -336,7 +336,7 @@ def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
                 f"{candidates[ref].label}; {candidates[chosen].label} is the best within "
                 f"them ({_evidence(chosen, ev, settings, past)})")
     if decision.rule == "no_winner":
-        return _no_change(candidates, ev, safe, settings, past, breaks or {})
+        return _no_change(candidates, ev, safe, settings, past, breaks or {}, ref)
     if decision.rule == "hysteresis":
         return (f"{candidates[chosen].label} (recommended last time) still wins "
                 f"({_evidence(chosen, ev, settings, past)}); {candidates[best].label} is "
@@ -445,14 +445,15 @@ def _cut(gain: float) -> str:
 
 
 def _no_change(candidates, ev: Evidence, safe, settings: Settings,
-               past: PastReplay | None, breaks: dict[str, np.ndarray]) -> str:
+               past: PastReplay | None, breaks: dict[str, np.ndarray], ref: int = 0) -> str:
     """Why nothing is recommended: the best candidate's evidence and what it lacks."""
     ranks = np.array(score(ev), float)
     ranks[0] = -np.inf
     if len(candidates) < 2 or not np.isfinite(ranks).any():
         return "no candidate beats the configuration in effect"
     best = int(np.nanargmax(ranks))
-    over = [LIMIT_WORDS[n] for n, hit in breaks.items() if hit[best]]
+    over = [_past_words(past, ref, best, settings.risk, candidates[ref].label)
+            if n == "past" else LIMIT_WORDS[n] for n, hit in breaks.items() if hit[best]]
     # not within the limits: over one, or without the evidence they are judged on
     limit = (f"it is over a risk limit ({'; '.join(over)})" if over else
              "its futures were not sampled (the race left it out)")
@@ -473,6 +474,18 @@ def _no_change(candidates, ev: Evidence, safe, settings: Settings,
     return (f"no change: the best candidate, {candidates[best].label} "
             f"({_evidence(best, ev, settings, past)}), is not "
             f"enough: {lacks}")
+
+
+def _past_words(past: PastReplay, ref: int, i: int, risk: float, reference: str) -> str:
+    """Which of candidate ``i``'s figures on the weeks replayed is over its limit, as a
+    factor of the ``reference``'s."""
+    over = []
+    for name, words in (("max_wait", "MaxWait"), ("p95_wait", "p95 wait")):
+        mine, theirs = past.figure(name)[i], past.figure(name)[ref]
+        if not mine <= risk_limit(risk, theirs):
+            over.append(f"{words} {mine / max(theirs, 1.0):.2f} x {reference}'s")
+    return (f"on the weeks replayed, {' and '.join(over)}, over {risk:g} x" if over
+            else LIMIT_WORDS["past"])
 
 
 def _finite(value: float) -> float | None:

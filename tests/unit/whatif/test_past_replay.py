@@ -123,6 +123,10 @@ def test_risk_is_judged_on_the_weeks_replayed_and_rescues_from_them():
     past = _figures([100.0, 70.0, 85.0], max_wait=[1000.0, 2000.0, 1100.0])
     chosen, _, table = decide(cands, futures, s, past=past)
     assert chosen == 2 and table[1]["over"] == ["past"]
+    # nothing else wins: the reason names the figure over its limit, and by how much
+    past = _figures([100.0, 70.0, 100.0], max_wait=[1000.0, 2000.0, 1100.0])
+    chosen, why, _ = decide(cands, futures, s, past=past)
+    assert chosen == 0 and "on the weeks replayed, MaxWait 2.00 x in effect's, over 1.5 x" in why
     # the configuration in effect is the one over the limit against the reference
     past = _figures([100.0, 110.0, 105.0], max_wait=[3000.0, 1000.0, 1100.0])
     chosen, why, _ = decide(cands, futures, s, ref=1, past=past, dwell=86400)
