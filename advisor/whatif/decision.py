@@ -332,8 +332,12 @@ def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
     risk limits it breaks, from ``breaks``)."""
     chosen, best = decision.chosen, decision.best
     if decision.rule == "over_limit":
+        over = [_past_words(past, ref, 0, settings.risk, candidates[ref].label)
+                if n == "past" else LIMIT_WORDS[n]
+                for n, hit in (breaks or {}).items() if hit[0]]
+        why = f" ({'; '.join(over)})" if over else ""
         return (f"the configuration in effect is over a risk limit against "
-                f"{candidates[ref].label}; {candidates[chosen].label} is the best within "
+                f"{candidates[ref].label}{why}; {candidates[chosen].label} is the best within "
                 f"them ({_evidence(chosen, ev, settings, past)})")
     if decision.rule == "no_winner":
         return _no_change(candidates, ev, safe, settings, past, breaks or {}, ref)

@@ -71,7 +71,10 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
     """The jobs submitted in the ``weeks`` whole weeks before the snapshot's week
     (``week_start``), as a sample played from an idle machine just before the first of
     them (None: too few): the history's, and those still running or pending now
-    (``unfinished``)."""
+    (``unfinished``). Each keeps its time limit: one whose recorded runtime overran it is
+    killed at it plus OverTimeLimit, as Slurm kills it and as the futures play it (a
+    trace's jobs overran their requested times by the thousand: replayed to their end,
+    they made a busier past than any candidate had, docs/advice.md)."""
     if history is None or not len(history):
         return None
     end = week_start(snapshot.time)
@@ -96,7 +99,7 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
         jobs.append(Job(job_id=job_id, user=user, partition=part, partitions=(part,),
                         cpus=int(min(max(ncpu, 1), cpus)), state="PENDING",
                         submit_time=int(sub), eligible_time=int(sub),
-                        time_limit=int(max(limit, run)) if limit > 0 else None,
+                        time_limit=int(limit) if limit > 0 else None,
                         nodes=int(max(nodes, 1))))
         runtimes[job_id] = int(run)
     begin = jobs[0].submit_time

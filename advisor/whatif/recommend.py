@@ -135,7 +135,8 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     floor = None
     if settings.history_floor and settings.reference is not None:
         floor = reference_tails(history, snapshot.machine.cpus, settings.reference,
-                                settings.history_weeks)
+                                settings.history_weeks,
+                                60 * snapshot.config.over_time_limit)
     memo = {} if past_memo is None else past_memo
     # (the rolling pick reads every candidate's replay: the costly ones too, once a week)
     costly = (costly_to_replay(context, settings, policies)
@@ -193,11 +194,12 @@ class Tails(NamedTuple):
 
 
 def reference_tails(history: pd.DataFrame, cpus: int, reference: Policy,
-                    weeks: int) -> Tails | None:
+                    weeks: int, over_time: int = 0) -> Tails | None:
     """``reference`` on the jobs of the history's last ``weeks`` weeks (submitted then,
     finished by now), replayed from an empty machine of ``cpus`` CPUs by the textbook
-    engine: a scale for the risk limits that one day's futures cannot give. None for a
-    history of fewer than ``MIN_TAIL_JOBS`` jobs."""
+    engine: a scale for the risk limits that one day's futures cannot give. A job that
+    overran its limit runs to the limit plus ``over_time`` (s), as Slurm kills it. None
+    for a history of fewer than ``MIN_TAIL_JOBS`` jobs."""
     if history is None or not len(history):
         return None
     submit = history["submit"].to_numpy(np.int64)
@@ -209,6 +211,7 @@ def reference_tails(history: pd.DataFrame, cpus: int, reference: Policy,
     runtime = recent["runtime"].to_numpy(np.int64)
     limit = recent["limit"].to_numpy(np.int64)
     sub = recent["submit"].to_numpy(np.int64)
+    runtime = np.where(limit > 0, np.minimum(runtime, limit + over_time), runtime)
     estimate = np.where(limit > 0, np.maximum(limit, runtime), runtime)
     arrays = make_arrays(sub, runtime, estimate,
                          np.clip(recent["cpus"].to_numpy(np.int64), 1, cpus), cpus)

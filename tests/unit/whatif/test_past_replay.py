@@ -267,3 +267,26 @@ def test_the_weeks_replayed_keep_the_jobs_still_running_or_pending():
     finished = ((hist["submit"] >= begin) & (hist["submit"] < end)).sum()
     _, sample = past_sample(hist, snap, 4)
     assert len(sample.arrivals) == finished + len(mine)
+
+
+def test_a_job_that_overran_its_limit_is_replayed_killed_at_it():
+    """KTH-SP2's log holds jobs that ran past their requested time; Slurm kills a job at
+    its limit (plus OverTimeLimit, 0 here), and so does every future: the weeks replayed
+    are the same with those runtimes cut at the limit, and so is the risk limits' floor."""
+    from advisor.whatif.recommend import reference_tails
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    limit, runtime = hist["limit"].to_numpy(), hist["runtime"].to_numpy()
+    over = (limit > 0) & (runtime > limit)
+    end = snap.time - snap.time % SECONDS_PER_WEEK
+    recent = hist["submit"].to_numpy() >= end - 2 * SECONDS_PER_WEEK
+    assert (over & recent).sum() > 10
+    cut = hist.assign(runtime=np.where(over, limit, runtime))
+    cands = candidates_for(snap, [parse_policy(s) for s in SPECS[:2]])
+    logged, killed = replay_past(snap, hist, cands, 2), replay_past(snap, cut, cands, 2)
+    assert np.array_equal(logged.results, killed.results, equal_nan=True)
+    fcfs = parse_policy("easy:FCFS")
+    assert reference_tails(hist, snap.machine.cpus, fcfs, 2) == \
+        reference_tails(cut, snap.machine.cpus, fcfs, 2)
+    # played to their end, they would have made a busier past
+    assert reference_tails(hist, snap.machine.cpus, fcfs, 2, over_time=10 ** 7) != \
+        reference_tails(cut, snap.machine.cpus, fcfs, 2)
