@@ -332,8 +332,7 @@ def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
     risk limits it breaks, from ``breaks``)."""
     chosen, best = decision.chosen, decision.best
     if decision.rule == "over_limit":
-        over = [_past_words(past, ref, 0, settings.risk, candidates[ref].label)
-                if n == "past" else LIMIT_WORDS[n]
+        over = [_limit_words(n, past, ref, 0, settings.risk, candidates[ref].label)
                 for n, hit in (breaks or {}).items() if hit[0]]
         why = f" ({'; '.join(over)})" if over else ""
         return (f"the configuration in effect is over a risk limit against "
@@ -456,8 +455,8 @@ def _no_change(candidates, ev: Evidence, safe, settings: Settings,
     if len(candidates) < 2 or not np.isfinite(ranks).any():
         return "no candidate beats the configuration in effect"
     best = int(np.nanargmax(ranks))
-    over = [_past_words(past, ref, best, settings.risk, candidates[ref].label)
-            if n == "past" else LIMIT_WORDS[n] for n, hit in breaks.items() if hit[best]]
+    over = [_limit_words(n, past, ref, best, settings.risk, candidates[ref].label)
+            for n, hit in breaks.items() if hit[best]]
     # not within the limits: over one, or without the evidence they are judged on
     limit = (f"it is over a risk limit ({'; '.join(over)})" if over else
              "its futures were not sampled (the race left it out)")
@@ -480,9 +479,12 @@ def _no_change(candidates, ev: Evidence, safe, settings: Settings,
             f"enough: {lacks}")
 
 
-def _past_words(past: PastReplay, ref: int, i: int, risk: float, reference: str) -> str:
-    """Which of candidate ``i``'s figures on the weeks replayed is over its limit, as a
-    factor of the ``reference``'s."""
+def _limit_words(limit: str, past: PastReplay | None, ref: int, i: int, risk: float,
+                 reference: str) -> str:
+    """Risk limit ``limit`` broken by candidate ``i``, in words; on the weeks replayed,
+    which figure is over it, as a factor of the ``reference``'s."""
+    if limit != "past" or past is None:
+        return LIMIT_WORDS[limit]
     over = []
     for name, words in (("max_wait", "MaxWait"), ("p95_wait", "p95 wait")):
         mine, theirs = past.figure(name)[i], past.figure(name)[ref]
