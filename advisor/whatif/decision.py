@@ -30,7 +30,8 @@ from advisor.settings import Settings
 from advisor.units import format_duration
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
-from advisor.whatif.racing import past_gain, past_safe, past_wins, risk_limit
+from advisor.whatif.racing import (PAST_RISK_FIGURES, past_gain, past_safe, past_within,
+                                   past_wins, risk_limit)
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS
 
 #: how a reason names each objective's figure
@@ -485,11 +486,9 @@ def _limit_words(limit: str, past: PastReplay | None, ref: int, i: int, risk: fl
     which figure is over it, as a factor of the ``reference``'s."""
     if limit != "past" or past is None:
         return LIMIT_WORDS[limit]
-    over = []
-    for name, words in (("max_wait", "MaxWait"), ("p95_wait", "p95 wait")):
-        mine, theirs = past.figure(name)[i], past.figure(name)[ref]
-        if not mine <= risk_limit(risk, theirs):
-            over.append(f"{words} {mine / max(theirs, 1.0):.2f} x {reference}'s")
+    within = past_within(past, ref, risk)
+    over = [f"{words} {past.figure(name)[i] / max(past.figure(name)[ref], 1.0):.2f} x "
+            f"{reference}'s" for name, words in PAST_RISK_FIGURES.items() if not within[name][i]]
     return (f"on the weeks replayed, {' and '.join(over)}, over {risk:g} x" if over
             else LIMIT_WORDS["past"])
 

@@ -140,12 +140,25 @@ def risk_limit(risk: float, reference: float, floor: float = 0.0) -> float:
     return max(risk * float(reference) + RISK_SLACK, risk * float(floor))
 
 
+#: the tail figures the risk limit holds on the replayed weeks, and their names in Slurm's words
+PAST_RISK_FIGURES = {"max_wait": "MaxWait", "p95_wait": "p95 wait"}
+
+
+def past_within(past: PastReplay, ref: int, risk: float) -> dict[str, np.ndarray]:
+    """Per risk figure (``PAST_RISK_FIGURES``), per candidate: its figure over the replayed
+    weeks within ``risk`` times the reference's (False where it has no replay)."""
+    within = {}
+    for name in PAST_RISK_FIGURES:
+        fig = past.figure(name)
+        with np.errstate(invalid="ignore"):
+            within[name] = fig <= risk_limit(risk, fig[ref])
+    return within
+
+
 def past_safe(past: PastReplay, ref: int, risk: float) -> np.ndarray:
-    """Per candidate: its MaxWait and p95 wait over the replayed weeks within ``risk`` times
-    the reference's (False where it has no replay)."""
-    mx, p95 = past.figure("max_wait"), past.figure("p95_wait")
-    with np.errstate(invalid="ignore"):
-        return ((mx <= risk_limit(risk, mx[ref])) & (p95 <= risk_limit(risk, p95[ref])))
+    """Per candidate: every risk figure over the replayed weeks within ``risk`` times the
+    reference's (False where it has no replay)."""
+    return np.logical_and.reduce(list(past_within(past, ref, risk).values()))
 
 
 def past_gain(past: PastReplay, objective: str) -> np.ndarray:
