@@ -147,7 +147,7 @@ PAST_RISK_FIGURES = {"max_wait": "MaxWait", "p95_wait": "p95 wait"}
 def past_within(past: PastReplay, ref: int, risk: float) -> dict[str, np.ndarray]:
     """Per risk figure (``PAST_RISK_FIGURES``), per candidate: its figure over the replayed
     weeks within ``risk`` times the reference's (False where it has no replay)."""
-    within = {}
+    within: dict[str, np.ndarray] = {}
     for name in PAST_RISK_FIGURES:
         fig = past.figure(name)
         with np.errstate(invalid="ignore"):
