@@ -19,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,15 +64,34 @@ def tree_cache() -> Path:
     return Path(os.environ.get("ADVISOR_SLURM_TREES", "/var/cache/advisor-slurm"))
 
 
+#: held while this harness runs apt-get: each release's worker prepares at once, and
+#: ``apt-get update`` fails at once, without waiting, on the lists lock another holds
+APT_LOCK = Path(tempfile.gettempdir()) / "advisor-slurm-apt.lock"
+#: how long an apt-get waits for a lock held outside this harness (unattended upgrades)
+APT_WAIT = 600
+
+
 def _apt_install(packages: tuple[str, ...]) -> None:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    lock = ["-o", "DPkg::Lock::Timeout=600"]
-    for cmd in (["apt-get", *lock, "update", "-qq"],
-                ["apt-get", *lock, "install", "-y", "-qq", "--no-install-recommends",
-                 *packages]):
+    lock = ["-o", f"DPkg::Lock::Timeout={APT_WAIT}"]
+    with open(APT_LOCK, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        for cmd in (["apt-get", *lock, "update", "-qq"],
+                    ["apt-get", *lock, "install", "-y", "-qq", "--no-install-recommends",
+                     *packages]):
+            _apt_get(cmd, env)
+
+
+def _apt_get(cmd: list[str], env: dict[str, str]) -> None:
+    """``cmd``, again every 5 s for ``APT_WAIT`` while another process holds apt's lock."""
+    deadline = time.monotonic() + APT_WAIT
+    while True:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-        if r.returncode != 0:
+        if r.returncode == 0:
+            return
+        if "Could not get lock" not in r.stderr or time.monotonic() > deadline:
             raise ReleaseError(f"{' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
+        time.sleep(5)
 
 
 class HostRelease:
