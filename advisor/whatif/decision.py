@@ -486,9 +486,11 @@ def _limit_words(limit: str, past: PastReplay | None, ref: int, i: int, risk: fl
     which figure is over it, as a factor of the ``reference``'s."""
     if limit != "past" or past is None:
         return LIMIT_WORDS[limit]
-    within = past_within(past, ref, risk)
-    over = [f"{words} {past.figure(name)[i] / max(past.figure(name)[ref], 1.0):.2f} x "
-            f"{reference}'s" for name, words in PAST_RISK_FIGURES.items() if not within[name][i]]
+    within, over = past_within(past, ref, risk), []
+    for name, words in PAST_RISK_FIGURES.items():
+        fig = past.figure(name)
+        if not within[name][i]:
+            over.append(f"{words} {fig[i] / max(fig[ref], 1.0):.2f} x {reference}'s")
     return (f"on the weeks replayed, {' and '.join(over)}, over {risk:g} x" if over
             else LIMIT_WORDS["past"])
 

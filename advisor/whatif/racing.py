@@ -170,8 +170,6 @@ def past_gain(past: PastReplay, objective: str) -> np.ndarray:
     return (fig[0] - fig) / max(abs(float(fig[0])), 1e-9)
 
 
-
-
 def past_wins(past: PastReplay, objective: str) -> np.ndarray:
     """Per candidate: the share of the weeks replayed in which it did better than the
     configuration in effect (NaN: no replay, or an objective the replay cannot judge)."""
