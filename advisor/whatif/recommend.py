@@ -151,18 +151,29 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
              if in_effect_since is not None else 0)
     chosen, reason, table = decide(candidates, results, settings, previous, ref, floor, past,
                                    dwell)
-    # the winners too costly to replay at every decision are replayed before one is
-    # recommended: judged on the futures alone, they may be over a limit on the past
-    lazy = {candidates[i].spec for i, row in enumerate(table) if row["eligible"]
-            and candidates[i].spec in costly and np.isnan(past.results[i]).all()
-            } if past is not None else set()
-    if lazy:
+    # a candidate too costly to replay at every decision is replayed before it is
+    # recommended, as a winner or as the best within the limits replacing one over them:
+    # judged on its futures alone, it may be over a limit on the past (each round
+    # replays some of ``costly``, so the rounds end)
+    while lazy := _unreplayed(candidates, table, chosen, costly, past):
+        costly = costly - lazy
         past = replay_past(snapshot, history, candidates, settings.history_weeks, executor,
-                           costly - lazy, memo)
+                           costly, memo)
         chosen, reason, table = decide(candidates, results, settings, previous, ref, floor,
                                        past, dwell)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table, left_out, floor, past, missing)
+
+
+def _unreplayed(candidates: list[Candidate], table: list[dict], chosen: int,
+                costly: frozenset[str], past: PastReplay | None) -> frozenset[str]:
+    """The specs in ``costly`` of the winners (``eligible``) and of the candidate
+    ``chosen`` that have no replay yet (none without a past: nothing to replay)."""
+    if past is None:
+        return frozenset()
+    return frozenset(c.spec for i, c in enumerate(candidates)
+                     if (table[i]["eligible"] or i == chosen) and c.spec in costly
+                     and c.enactment.replayable and np.isnan(past.results[i]).all())
 
 
 def costly_to_replay(context: Context, settings: Settings,

@@ -229,6 +229,27 @@ def test_a_winner_too_costly_to_replay_every_time_is_replayed_before_it_is_recom
     assert sum(not np.isnan(rec.past.results[i]).all() for i in costly) == 2
 
 
+def test_a_costly_candidate_replacing_one_over_a_limit_is_replayed_first(monkeypatch):
+    """The best within the limits replacing a configuration over one is not a winner
+    (``eligible``) but is recommended all the same: when it is too costly to replay at
+    every decision it is replayed first, and the next best in its turn."""
+    import advisor.whatif.recommend as rec_module
+    snap, hist = _setup(bundled("KTH-SP2", False))
+    seen = []
+
+    def deciding(candidates, results, settings, previous, ref, floor, past, dwell):
+        costly = [i for i, c in enumerate(candidates) if c.spec.startswith("conserv")][:2]
+        seen.append([bool(np.isnan(past.results[i]).all()) for i in costly])
+        table = [{"eligible": False} for _ in candidates]
+        # over a limit once replayed: the first, then the second; then none is left
+        unplayed = [i for i, fresh in zip(costly, seen[-1]) if fresh]
+        return (unplayed[0] if unplayed else 0), "test", table
+
+    monkeypatch.setattr(rec_module, "decide", deciding)
+    rec = recommend(snap, hist, Settings(objective="avg_wait", samples=2, horizon_max=0))
+    assert seen == [[True, True], [False, True], [False, False]] and rec.chosen == 0
+
+
 def test_a_win_on_the_past_must_hold_week_after_week():
     cands = _cands(3)
     s = Settings(objective="avg_wait")
