@@ -407,7 +407,9 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         "Only a candidate within every risk limit wins; of the winners, the best on the "
         "weeks replayed (on the futures, for one without a replay) is recommended. A "
         "configuration in effect over a risk limit on the weeks replayed is replaced at "
-        "once by the best candidate within them, whatever its gain and the dwell.",
+        "once by the best candidate within them, whatever its gain and the dwell. A "
+        "candidate too costly to replay at each decision is replayed before it is "
+        "recommended, either way.",
         f"Within --dwell ({format_duration(settings.dwell)}) of the last change, a "
         f"winner is recommended only by {strong} on both the past and the futures (there "
         f"in --min-wins, {wins}, of them); the last recommendation stays unless another "

@@ -19,8 +19,9 @@ replay: enacted once for an idle machine it orders nothing, and re-made daily ov
 it would cost a decision minutes. Nor has a candidate of the default grid that a long
 queue leaves out (conservative backfilling: weeks of jobs replayed are a long queue, and
 each of its replays takes seconds where the others take tens of milliseconds): it is
-replayed only when it would win on its futures, before it is recommended. A plan's figures
-stay NaN, and it is judged on its futures.
+replayed only before it is recommended, when it would win on its futures or replace a
+configuration over a risk limit. A plan's figures stay NaN, and it is judged on its
+futures.
 """
 from __future__ import annotations
 
