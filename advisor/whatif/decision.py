@@ -264,11 +264,17 @@ def replaces_over_limit(ev: Evidence, breaks, safe: np.ndarray, past_replayed: b
                         ) -> Decision | None:
     """The configuration in effect over a risk limit (on the weeks replayed, when it has
     a replay: one day's futures would have it bounce in and out) is replaced by the best
-    candidate within them, gain or not, dwell or not."""
+    candidate within them, gain or not, dwell or not: the best on the weeks replayed
+    when some candidate within them is judged there, else on futures that tell it apart,
+    else on its futures. A gain on the futures and one on the past are not one scale: a
+    plan whose futures were silent (0%) ranked beside replayed candidates all behind the
+    one in effect (below 0%) was put in effect on no evidence (docs/advice.md)."""
     over_now = bool(breaks["past"][0]) if past_replayed and ev.replayed[0] else not safe[0]
     if not over_now or not safe[1:].any():
         return None
-    ranked = np.where(safe[1:], np.nan_to_num(score(ev)[1:], nan=-np.inf), -np.inf)
+    pool = next(p for p in (safe & ev.on_past, safe & ev.sampled & ev.futures_told, safe)
+                if p[1:].any())
+    ranked = np.where(pool[1:], np.nan_to_num(score(ev)[1:], nan=-np.inf), -np.inf)
     return Decision(1 + int(np.argmax(ranked)), "over_limit")
 
 
@@ -407,9 +413,10 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         "Only a candidate within every risk limit wins; of the winners, the best on the "
         "weeks replayed (on the futures, for one without a replay) is recommended. A "
         "configuration in effect over a risk limit on the weeks replayed is replaced at "
-        "once by the best candidate within them, whatever its gain and the dwell. A "
-        "candidate too costly to replay at each decision is replayed before it is "
-        "recommended, either way.",
+        "once by the best candidate within them, whatever its gain and the dwell: the best "
+        "on the weeks replayed, one judged on its futures alone only when none within them "
+        "is judged there. A candidate too costly to replay at each decision is replayed "
+        "before it is recommended, either way.",
         f"Within --dwell ({format_duration(settings.dwell)}) of the last change, a "
         f"winner is recommended only by {strong} on both the past and the futures (there "
         f"in --min-wins, {wins}, of them); the last recommendation stays unless another "

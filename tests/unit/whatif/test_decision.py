@@ -118,6 +118,15 @@ def test_the_configuration_in_effect_over_a_limit_is_replaced_by_the_best_within
     assert replaces_over_limit(ev, {}, safe, False) == Decision(2, "over_limit")
     assert replaces_over_limit(ev, {}, np.array([True, True, True]), False) is None
     assert replaces_over_limit(ev, {}, np.array([False, False, False]), False) is None
+    # a gain on the weeks replayed and one on the futures are not one scale: the best
+    # judged on the past replaces it, though behind the one in effect there
+    ev = evidence(gain=[0, -0.05, 0.02], wins=[0, 0, 1], p_gain=(0, -0.1, NAN))
+    over = {"past": np.array([True, False, False])}
+    assert replaces_over_limit(ev, over, safe, True) == Decision(1, "over_limit")
+    # without a replay, futures that tell a candidate apart before silent ones
+    ev = evidence(gain=[0, 0.05, 0.02], wins=[0, 1, 1])._replace(
+        told=np.array([True, False, True]))
+    assert replaces_over_limit(ev, {}, safe, False) == Decision(2, "over_limit")
 
 
 def test_the_last_recommendation_stays_unless_beaten_by_min_gain():
