@@ -266,14 +266,11 @@ def replaces_over_limit(ev: Evidence, breaks, safe: np.ndarray, past_replayed: b
     a replay: one day's futures would have it bounce in and out) is replaced by the best
     candidate within them, gain or not, dwell or not: the best on the weeks replayed
     when some candidate within them is judged there, else on futures that tell it apart,
-    else on its futures. A gain on the futures and one on the past are not one scale: a
-    plan whose futures were silent (0%) ranked beside replayed candidates all behind the
-    one in effect (below 0%) was put in effect on no evidence (docs/advice.md)."""
+    else on its futures (a gain on the futures and one on the past are not one scale)."""
     over_now = bool(breaks["past"][0]) if past_replayed and ev.replayed[0] else not safe[0]
     if not over_now or not safe[1:].any():
         return None
-    pool = next(p for p in (safe & ev.on_past, safe & ev.sampled & ev.futures_told, safe)
-                if p[1:].any())
+    pool = next(p for p in (safe & ev.on_past, safe & ev.futures_told, safe) if p[1:].any())
     ranked = np.where(pool[1:], np.nan_to_num(score(ev)[1:], nan=-np.inf), -np.inf)
     return Decision(1 + int(np.argmax(ranked)), "over_limit")
 
