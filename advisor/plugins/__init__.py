@@ -10,6 +10,9 @@ A plugin's own module needs only this package's names:
                                  SortKey, asked_names, format_duration, param,
                                  parse_duration, site_policy)
 
+A plugin that changes keys of the configuration in effect and nothing else subclasses
+``Knob`` (``advisor.plugins.knob``; the native families are knobs).
+
 A family that brings its own scheduler to the engine (``Mechanic``) keeps it in its folder
 with the family's other modules.
 """
@@ -19,10 +22,11 @@ from advisor.plugins.contract import (LONG_QUEUE, Context, NoParams, NoSlurmForm
 from advisor.plugins.enactment import (JOB_CPUS_LUA, LIMIT_MINUTES_LUA, NEUTRAL_WEIGHTS,
                                        ROUTE_LUA, Enactment, JobColumns, JobRule, LuaFragment,
                                        asked_names, site_policy)
+from advisor.plugins.knob import Knob
 from advisor.units import format_duration, parse_duration
 
 __all__ = ["JOB_CPUS_LUA", "LIMIT_MINUTES_LUA", "LONG_QUEUE", "NEUTRAL_WEIGHTS", "ROUTE_LUA",
-           "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule", "LuaFragment",
+           "Context", "EngineConfig", "Enactment", "JobColumns", "JobRule", "Knob", "LuaFragment",
            "Mechanic", "NoParams", "NoSlurmForm", "Player", "PluginBase", "PolicyPlugin",
            "SortKey", "asked_names", "format_duration", "param", "parse_duration",
            "site_policy"]

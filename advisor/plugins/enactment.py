@@ -9,6 +9,8 @@ An enactment says, in the model's own terms:
   OverSubscribe, PreemptMode), and ``route``: the partitions each job is sent to;
 * ``site_factor``: each job's site factor. Both rules are ``JobRule``s: job_submit.lua applies
   them to new jobs, ``scontrol update`` to jobs already pending, the slurm mode to all;
+* ``keeps_job_rules``: a change of settings alone (a native knob), under which the jobs
+  keep what the configuration in effect gives them (its job_submit.lua stays);
 * ``fidelity`` (exact, approximate, none) and ``caveats``.
 
 ``compose`` folds a policy's enactments into one and refuses conflicts, naming both
@@ -178,6 +180,10 @@ class Enactment:
     #: how the slurm mode plays it when it cannot by itself (``contract.Player``): a
     #: family's mechanic, e.g. a limit the snapshot does not hold
     player: object = None
+    #: a change of settings alone (a native knob): jobs keep the site factors and
+    #: partitions the configuration in effect gives them, and its job_submit.lua stays
+    #: (False: every job's site factor is the enactment's own, 0 without one)
+    keeps_job_rules: bool = False
 
     def apply(self, config: SchedulingConfig) -> SchedulingConfig:
         """``config`` with what this enactment clears, then what it sets."""
@@ -262,4 +268,5 @@ def compose(parts: list[tuple[str, Enactment]]) -> Enactment:
                      fidelity=FIDELITIES[worst], caveats=tuple(caveats),
                      by=tuple(key for key, _ in parts),
                      replayable=all(e.replayable for _, e in parts),
-                     commands=tuple(admin), undo=tuple(undo))
+                     commands=tuple(admin), undo=tuple(undo),
+                     keeps_job_rules=bool(parts) and all(e.keeps_job_rules for _, e in parts))

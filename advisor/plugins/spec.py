@@ -168,8 +168,8 @@ class Policy:
                 continue
             elif c.alias:
                 general.append(":".join(c.aliased()))
-            elif c.values(False) and all(_owners(named, k) == [c.plugin]
-                                         for k in c.values(False)):
+            elif head and c.values(False) and all(_owners(named, k) == [c.plugin]
+                                                  for k in c.values(False)):
                 tail += c.written(default)
             else:
                 general.append(":".join([c.plugin.key, *c.written(default)]))
@@ -239,6 +239,8 @@ def from_label(text: str) -> str | None:
     it; None when ``text`` is not a label (a spec has a ':', a '/' or a '+' between parts,
     and no label has)."""
     words = text.split()
+    if words and ":" not in text and all("=" in w for w in words):
+        return _settings_label(words)
     if not words or ":" in text or "+" in words or "/" in words[0] or "=" in words[0]:
         return None
     reg = registry()
@@ -264,6 +266,19 @@ def from_label(text: str) -> str | None:
         else:
             return None
     return " + ".join([spec, *general])
+
+
+def _settings_label(words: list[str]) -> str | None:
+    """The spec of a label that is only settings (``bf_window=2880``, a native knob's):
+    the one installed plugin of a family without a default member that has every key."""
+    keys = {w.split("=", 1)[0] for w in words}
+    reg = registry()
+    owners = [p for p in reg.plugins.values()
+              if getattr(reg.family(p.family), "default", None) is None
+              and keys <= _fields(p)]
+    if len(owners) != 1:
+        return None
+    return ":".join([owners[0].key, *words])
 
 
 def parse_policy(text: str) -> Policy:

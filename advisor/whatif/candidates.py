@@ -9,7 +9,7 @@ as it is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -46,8 +46,8 @@ class Candidate:
 
     @property
     def site(self):
-        """The site-factor rule, or None (current: pending jobs keep theirs; any other
-        candidate: every job's site factor is 0)."""
+        """The site-factor rule, or None (current, or a change of settings alone:
+        pending jobs keep theirs; any other candidate: every job's site factor is 0)."""
         return self.enactment.site_factor
 
     @property
@@ -135,6 +135,16 @@ def slurm_candidate(policy: Policy, context: Context) -> Candidate:
                      overridden(base, config, cluster), player=player)
 
 
+def with_rules_in_effect(candidate: Candidate, site=None, route=None) -> Candidate:
+    """A candidate that changes settings alone (``Enactment.keeps_job_rules``) with the
+    site-factor rule and the route of the configuration in effect, when known (else its
+    jobs keep what they have, as the current candidate's do); any other as it is."""
+    e = candidate.enactment
+    if not e.keeps_job_rules or (site is None and route is None):
+        return candidate
+    return replace(candidate, enactment=replace(e, site_factor=site, route=route))
+
+
 def context_for(snapshot: Snapshot, history: pd.DataFrame | None = None,
                 long_queue: int | None = None) -> Context:
     """What every family sees of ``snapshot`` and its ``history`` when it proposes and
@@ -155,7 +165,7 @@ def candidates_for(snapshot: Snapshot, policies: list[Policy] | None = None,
         policies = default_grid(context)
     out = [current_candidate(snapshot.config, site, route, snapshot.machine)]
     for policy in policies:
-        c = slurm_candidate(policy, context)
+        c = with_rules_in_effect(slurm_candidate(policy, context), site, route)
         if all(c.enacts != o.enacts for o in out):
             out.append(c)
     return out

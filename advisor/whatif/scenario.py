@@ -131,14 +131,25 @@ def _keeps_priorities(cand: Candidate) -> bool:
 
 
 def priced(inp, cand: Candidate, snap: Snapshot, nice: np.ndarray):
-    """``inp`` under the candidate's priorities: its configuration, its site factor less
-    ``nice``."""
+    """``inp`` under the candidate's priorities: its configuration, its site factor (a
+    change of settings alone: the jobs' own) less ``nice``."""
     if _keeps_priorities(cand):
         return inp
     site = np.zeros(len(inp))
     if cand.site is not None:
         site = cand.site.values(columns(inp), snap.time).astype(np.float64)
+    elif cand.enactment.keeps_job_rules:
+        site = own_site_factors(inp, snap)
     return under_config(inp, cand.config, snap.machine, site - nice)
+
+
+def own_site_factors(inp, snap: Snapshot) -> np.ndarray:
+    """Each job's site factor now (sprio's), in ``inp``'s order: a pending job keeps
+    what the configuration in effect gave it, a new one gets none (as under the current
+    candidate)."""
+    site = {j.job_id: j.priority_factors.get("site", 0.0) for j in snap.pending
+            if j.priority_factors.get("site", 0.0)}
+    return np.array([site.get(int(i), 0.0) for i in inp.job_ids], np.float64)
 
 
 def candidate_starts(inp, cand: Candidate, snap: Snapshot, runtimes: Mapping[int, int],

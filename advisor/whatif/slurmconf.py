@@ -206,8 +206,10 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
     config = candidate.config
     enactment = candidate.enactment
     caveats = list(candidate.caveats)
-    # a rule that does nothing at submission (a plan's order) is only scontrol commands
-    rules = [r for r in enactment.rules if r.lua.submit or r.lua.modify]
+    # a rule that does nothing at submission (a plan's order) is only scontrol commands;
+    # a change of settings alone keeps the rules in effect, and their script
+    rules = [r for r in enactment.rules if (r.lua.submit or r.lua.modify)
+             and not enactment.keeps_job_rules]
     if rules and "lua" not in config.job_submit_plugins:
         config = replace(config, job_submit_plugins=(*config.job_submit_plugins, "lua"))
     before, after = conf_lines(current), conf_lines(config)
@@ -228,8 +230,9 @@ def change_for(candidate: Candidate, snapshot: Snapshot) -> SlurmChange:
                     + "".join(line + "\n" for line in lines)
                     + "".join(f"# removes partition {name}\n" for name in removed))
     script = job_submit_lua([r.lua for r in rules]) if rules else ""
-    commands = job_commands(candidate, snapshot)
-    if enactment.site_factor is None and not candidate.is_current:
+    commands = [] if enactment.keeps_job_rules else job_commands(candidate, snapshot)
+    if enactment.site_factor is None and not candidate.is_current and \
+            not enactment.keeps_job_rules:
         # the simulation gave every job site factor 0: clear what an earlier ordering set
         commands += [f"scontrol update JobId={j.job_id} SiteFactor=0" for j in snapshot.pending
                      if j.priority_factors.get("site", 0)]

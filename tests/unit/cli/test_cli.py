@@ -94,7 +94,7 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     doc = json.loads(done.stdout)
     families = {f["family"]: f for f in doc["families"]}
     assert list(families) == ["ordering", "backfill", "threshold", "queues", "timeshare",
-                              "plan"]
+                              "plan", "prio", "bf"]
     assert families["ordering"]["default"] == "fcfs" and families["threshold"]["default"] is None
     plugins = {m["plugin"]: m for f in doc["families"] for m in f["members"]}
     queue, depth = plugins["threshold/queue"], plugins["backfill/depth"]
@@ -113,8 +113,13 @@ def test_policies_lists_families_parameters_candidates_and_fidelity():
     plan = plugins["plan/sa"]          # alone (it replaces ordering and backfill), by alias
     assert plan["candidates"] == ["plan1 T=1d", "plan2 T=1d", "plan3 T=1d"]
     assert plan["fidelity"] == "approximate" and plan["bounds_wait"]
+    # a knob proposes from a snapshot's state (none here), keeps Slurm's key as its name
+    window = plugins["bf/window"]
+    assert window["params"][0]["name"] == "bf_window" and window["params"][0]["default"] == 1440
+    assert window["candidates"] == [] and window["fidelity"] == "exact"
     text = advisor("policies").stdout
     assert "threshold (optional)" in text and "backfill (default easy)" in text
+    assert "bf (optional)" in text and "PriorityDecayHalfLife" in text
 
 
 def test_queues_study_json_table_and_plot(tmp_path):

@@ -48,10 +48,18 @@ def test_by_default_only_candidates_that_keep_the_policy_are_simulated_and_one_w
     every = candidates_for(snap)
     # an ordering that replaces the weights (scale 0) zeroes them so that it alone orders;
     # added to them (scale >= 1) it keeps them, and so does a plan (its site factors put
-    # the jobs pending now above them until the next run)
+    # the jobs pending now above them until the next run); a native knob keeps them
+    # unless it is one of them
     for c in every[1:]:
+        if c.enactment.keeps_job_rules:
+            weight = c.spec.split(":")[1].split("=")[0]
+            assert c.overrides == ((weight,) if weight in ("PriorityWeightFairshare",
+                                                           "PriorityWeightQOS") else ()), c.spec
+            continue
         added = ":scale=" in c.spec or c.spec.startswith("plan")
         assert bool(c.overrides) != added, c.spec
+    assert {c.spec.split("/")[0] for c in every if c.enactment.keeps_job_rules} == {
+        "prio", "bf"}
     assert set(every[1].overrides) == {"PriorityWeightFairshare", "PriorityWeightQOS"}
     rec = recommend(snap, hist, Settings(objective="avg_wait"))
     assert rec.candidates[1:] and not any(c.overrides for c in rec.candidates[1:])

@@ -1,0 +1,190 @@
+"""bf/*: the backfill scheduler's SchedulerParameters, one at a time (slurm.conf(5)).
+
+The grid proposes, from the site's configuration and its queue:
+* bf_window, when a running job's limit, a pending job's or a partition's MaxTime reaches
+  past it (a job whose earliest start by those limits lies past the window gets no
+  reservation, and jobs backfilled meanwhile can keep it waiting for good): the longest
+  of them, in whole hours, at most Slurm's 30 days;
+* bf_max_job_test, when more jobs are pending than it lets backfill try: the queue's
+  length, rounded up to hundreds;
+* bf_max_job_user, when the queue is deeper than bf_max_job_test and one user holds more
+  than half of the jobs within that depth (in submit order): a tenth of bf_max_job_test;
+* bf_max_job_part, likewise for one partition among several: bf_max_job_test over the
+  partitions' count;
+* bf_busy_nodes, when it is off on a machine of more than one node.
+
+bf_resolution, bf_interval and bf_continue trade how well backfill plans against what a
+cycle costs; the simulation does not play that cost yet, so it would only ever see their
+gain, and the grid does not propose them (a spec may name them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.plugins import Context, Knob, param
+from advisor.policies.bf.inputs import held_within, reach
+
+#: Slurm's largest bf_window, in minutes [slurm.conf(5)]
+MAX_BF_WINDOW = 43200
+#: what the simulation leaves out of every backfill setting
+CYCLE_FREE = ("the backfill cycle is simulated without its duration (bf_max_time, "
+              "bf_yield_interval): a key that changes how much a cycle tests shows its "
+              "gain, not its cost",)
+
+
+def _count(default: int, what: str, low: int = 0):
+    return param(default, f"{what} (SchedulerParameters; Slurm's default {default})",
+                 min=low)
+
+
+def _deep(context: Context) -> bool:
+    """Whether more jobs are pending than backfill tries in a cycle."""
+    return len(context.snapshot.pending) > context.config.backfill.bf_max_job_test
+
+
+def _held_within_depth(context: Context, key) -> float:
+    """The largest share of the first bf_max_job_test pending jobs that one value of
+    ``key(job)`` holds."""
+    return held_within(context.snapshot, context.config.backfill.bf_max_job_test, key)
+
+
+class BfKnob(Knob):
+    """A SchedulerParameters setting: it stands for the ordering and the backfilling the
+    configuration in effect has."""
+
+    family = "bf"
+    replaces = ("backfill", "ordering")
+    CAVEATS = CYCLE_FREE
+
+
+@dataclass(frozen=True)
+class WindowParams:
+    bf_window: int = _count(1440, "how far ahead backfill plans, minutes; a job whose "
+                            "limit reaches past it gets no reservation", low=1)
+
+
+class Window(BfKnob):
+    name, rank, Params = "window", 70, WindowParams
+    summary = "bf_window: how far ahead backfill plans (reservations past it: none)"
+    SETS = {"bf_window": "backfill.bf_window"}
+
+    def propose(self, context: Context) -> list[dict]:
+        longest = reach(context.snapshot)
+        if longest <= context.config.backfill.bf_window * 60:
+            return []
+        hours = -(-longest // 3600)
+        return [{"bf_window": min(hours * 60, MAX_BF_WINDOW)}]
+
+
+@dataclass(frozen=True)
+class MaxJobTestParams:
+    bf_max_job_test: int = _count(500, "the most pending jobs backfill tries per cycle, "
+                                  "in priority order", low=1)
+
+
+class MaxJobTest(BfKnob):
+    name, rank, Params = "max_job_test", 71, MaxJobTestParams
+    summary = "bf_max_job_test: how deep in the queue backfill tries"
+    SETS = {"bf_max_job_test": "backfill.bf_max_job_test"}
+
+    def propose(self, context: Context) -> list[dict]:
+        if not _deep(context):
+            return []
+        return [{"bf_max_job_test": -(-len(context.snapshot.pending) // 100) * 100}]
+
+
+@dataclass(frozen=True)
+class MaxJobUserParams:
+    bf_max_job_user: int = _count(0, "the most jobs of one user backfill tries per cycle "
+                                  "(0: no limit)")
+
+
+class MaxJobUser(BfKnob):
+    name, rank, Params = "max_job_user", 72, MaxJobUserParams
+    summary = "bf_max_job_user: how many of one user's jobs backfill tries"
+    SETS = {"bf_max_job_user": "backfill.bf_max_job_user"}
+
+    def propose(self, context: Context) -> list[dict]:
+        bf = context.config.backfill
+        if bf.bf_max_job_user or not _deep(context) or \
+                _held_within_depth(context, lambda j: j.user) <= 0.5:
+            return []
+        return [{"bf_max_job_user": max(bf.bf_max_job_test // 10, 1)}]
+
+
+@dataclass(frozen=True)
+class MaxJobPartParams:
+    bf_max_job_part: int = _count(0, "the most jobs of one partition backfill tries per "
+                                  "cycle (0: no limit)")
+
+
+class MaxJobPart(BfKnob):
+    name, rank, Params = "max_job_part", 73, MaxJobPartParams
+    summary = "bf_max_job_part: how many of one partition's jobs backfill tries"
+    SETS = {"bf_max_job_part": "backfill.bf_max_job_part"}
+
+    def propose(self, context: Context) -> list[dict]:
+        bf = context.config.backfill
+        parts = {p.name for p in context.cluster.partitions if p.state == "UP"}
+        if bf.bf_max_job_part or len(parts) < 2 or not _deep(context) or \
+                _held_within_depth(context, lambda j: j.partition) <= 0.5:
+            return []
+        return [{"bf_max_job_part": max(bf.bf_max_job_test // len(parts), 1)}]
+
+
+@dataclass(frozen=True)
+class BusyNodesParams:
+    bf_busy_nodes: bool = param(False, "yes: reservations go to the nodes that are busy "
+                                "now, leaving idle ones to backfill (Slurm's default no)")
+
+
+class BusyNodes(BfKnob):
+    name, rank, Params = "busy_nodes", 74, BusyNodesParams
+    summary = "bf_busy_nodes: reserve on busy nodes, backfill on idle ones"
+    SETS = {"bf_busy_nodes": "backfill.bf_busy_nodes"}
+
+    def propose(self, context: Context) -> list[dict]:
+        if context.config.backfill.bf_busy_nodes or len(context.cluster.nodes) < 2:
+            return []
+        return [{"bf_busy_nodes": True}]
+
+
+@dataclass(frozen=True)
+class ResolutionParams:
+    bf_resolution: int = _count(60, "the step of backfill's plan, seconds", low=1)
+
+
+class Resolution(BfKnob):
+    name, rank, Params = "resolution", 75, ResolutionParams
+    summary = "bf_resolution: the time step of backfill's plan"
+    SETS = {"bf_resolution": "backfill.bf_resolution"}
+
+
+@dataclass(frozen=True)
+class IntervalParams:
+    bf_interval: int = _count(30, "seconds between backfill cycles", low=1)
+
+
+class Interval(BfKnob):
+    name, rank, Params = "interval", 76, IntervalParams
+    summary = "bf_interval: how often backfill runs"
+    SETS = {"bf_interval": "backfill.bf_interval"}
+
+
+@dataclass(frozen=True)
+class ContinueParams:
+    bf_continue: bool = param(False, "yes: a cycle that yields resumes where it stopped "
+                              "(Slurm's default no: it starts again from the top)")
+
+
+class Continue(BfKnob):
+    name, rank, Params = "continue", 77, ContinueParams
+    summary = "bf_continue: resume a yielding cycle instead of restarting it"
+    SETS = {"bf_continue": "backfill.bf_continue"}
+    CAVEATS = CYCLE_FREE + ("bf_continue changes nothing the simulation plays until a "
+                            "cycle yields in it",)
+
+
+WINDOW, MAX_JOB_TEST, MAX_JOB_USER, MAX_JOB_PART, BUSY_NODES = (
+    Window(), MaxJobTest(), MaxJobUser(), MaxJobPart(), BusyNodes())
+RESOLUTION, INTERVAL, CONTINUE = Resolution(), Interval(), Continue()

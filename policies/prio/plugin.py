@@ -1,0 +1,185 @@
+"""prio/*: priority/multifactor's own settings, one at a time (slurm.conf(5)).
+
+* age: PriorityWeightAge and PriorityMaxAge, how much and how soon waiting raises a job;
+* jobsize: PriorityWeightJobSize and PriorityFavorSmall;
+* fairshare: PriorityWeightFairshare;
+* qos, partition: PriorityWeightQOS, PriorityWeightPartition;
+* decay: PriorityDecayHalfLife, how long past usage counts against an account.
+
+The grid proposes them on a site whose priority is a policy (priority/multifactor with a
+fair-share, QOS, association or partition weight that sets jobs apart:
+``advisor.plugins.site_policy``), from its weights and its queue:
+* the age weight at half and at the whole of the largest policy weight, and PriorityMaxAge
+  cut to the oldest pending job's wait (in whole days) when that is under half of it (the
+  age factor then spreads over the waits the queue has);
+* a job-size weight of half the largest policy weight, favouring small jobs and large
+  ones, where none is set (else half and twice the one set);
+* the fair-share weight halved and doubled, and the half-life halved and doubled (within a
+  day and four weeks), where fair share is played;
+* the QOS and partition weights halved and doubled (the largest policy weight where 0) when
+  the pending jobs' QOS priorities or their partitions' PriorityJobFactor differ.
+Each changes the balance between the site's policy and waiting, which the fairness figures
+judge beside the waits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.plugins import Context, Knob, param, site_policy
+from advisor.policies.prio.inputs import (fair_share_played, oldest_wait, partition_factors,
+                                          qos_levels)
+
+#: Slurm's weights are 32-bit [slurm.conf(5)]
+MAX_WEIGHT = 4294967295
+#: the half-lives the grid keeps to
+MIN_HALF_LIFE, MAX_HALF_LIFE = 86400, 28 * 86400
+
+
+def days(seconds: float) -> int:
+    """``seconds`` rounded up to whole days, in seconds (at least one day)."""
+    return max(int(-(-seconds // 86400)), 1) * 86400
+
+
+class PrioKnob(Knob):
+    """A priority/multifactor setting: it stands for the ordering and the backfilling the
+    configuration in effect has."""
+
+    family = "prio"
+    replaces = ("backfill", "ordering")
+
+
+def _weight(default: int, what: str):
+    return param(default, f"{what} (slurm.conf; Slurm's default {default})", min=0,
+                 max=MAX_WEIGHT)
+
+
+def _top(context: Context) -> int:
+    """The largest weight of the site's policy (0: its priority is no policy)."""
+    return max(site_policy(context.config, context.cluster).values(), default=0)
+
+
+def _halved_doubled(weight: int, top: int, key: str) -> list[dict]:
+    return [{key: top}] if weight == 0 else [{key: weight // 2}, {key: 2 * weight}]
+
+
+@dataclass(frozen=True)
+class AgeParams:
+    PriorityWeightAge: int = _weight(0, "the age factor's weight")
+    PriorityMaxAge: int = param(7 * 86400, "the wait at which the age factor reaches 1 "
+                                "(Slurm's default 7 days)", min=60, kind="duration")
+
+
+class Age(PrioKnob):
+    name, rank, Params = "age", 60, AgeParams
+    summary = "PriorityWeightAge, PriorityMaxAge: how much and how soon waiting counts"
+    SETS = {"PriorityWeightAge": "priority_weight_age", "PriorityMaxAge": "priority_max_age"}
+
+    def propose(self, context: Context) -> list[dict]:
+        top = _top(context)
+        if not top:
+            return []
+        out = [{"PriorityWeightAge": w} for w in (top // 2, top)]
+        oldest = oldest_wait(context.snapshot)
+        if 0 < oldest and days(oldest) <= context.config.priority_max_age // 2:
+            out.append({"PriorityMaxAge": days(oldest)})
+        return out
+
+
+@dataclass(frozen=True)
+class JobSizeParams:
+    PriorityWeightJobSize: int = _weight(0, "the job-size factor's weight")
+    PriorityFavorSmall: bool = param(False, "yes: the smaller the job, the higher its "
+                                     "job-size factor (Slurm's default no)")
+
+
+class JobSize(PrioKnob):
+    name, rank, Params = "jobsize", 61, JobSizeParams
+    summary = "PriorityWeightJobSize, PriorityFavorSmall: small or large jobs first"
+    SETS = {"PriorityWeightJobSize": "priority_weight_job_size",
+            "PriorityFavorSmall": "priority_favor_small"}
+
+    def propose(self, context: Context) -> list[dict]:
+        top = _top(context)
+        weight = context.config.priority_weight_job_size
+        if not top:
+            return []
+        if weight == 0:
+            return [{"PriorityWeightJobSize": top // 2, "PriorityFavorSmall": small}
+                    for small in (True, False)]
+        return _halved_doubled(weight, top, "PriorityWeightJobSize")
+
+
+@dataclass(frozen=True)
+class FairshareParams:
+    PriorityWeightFairshare: int = _weight(0, "the fair-share factor's weight")
+
+
+class Fairshare(PrioKnob):
+    name, rank, Params = "fairshare", 62, FairshareParams
+    summary = "PriorityWeightFairshare: how much an account's past usage counts"
+    SETS = {"PriorityWeightFairshare": "priority_weight_fairshare"}
+
+    def propose(self, context: Context) -> list[dict]:
+        if not fair_share_played(context.snapshot):
+            return []
+        return _halved_doubled(context.config.priority_weight_fairshare, 0,
+                               "PriorityWeightFairshare")
+
+
+@dataclass(frozen=True)
+class QosParams:
+    PriorityWeightQOS: int = _weight(0, "the QOS factor's weight")
+
+
+class Qos(PrioKnob):
+    name, rank, Params = "qos", 63, QosParams
+    summary = "PriorityWeightQOS: how much a job's QOS priority counts"
+    SETS = {"PriorityWeightQOS": "priority_weight_qos"}
+
+    def propose(self, context: Context) -> list[dict]:
+        top = _top(context)
+        if not top or len(qos_levels(context.snapshot)) < 2:
+            return []
+        return _halved_doubled(context.config.priority_weight_qos, top, "PriorityWeightQOS")
+
+
+@dataclass(frozen=True)
+class PartitionParams:
+    PriorityWeightPartition: int = _weight(0, "the partition factor's weight")
+
+
+class PartitionWeight(PrioKnob):
+    name, rank, Params = "partition", 64, PartitionParams
+    summary = "PriorityWeightPartition: how much a partition's PriorityJobFactor counts"
+    SETS = {"PriorityWeightPartition": "priority_weight_partition"}
+
+    def propose(self, context: Context) -> list[dict]:
+        top = _top(context)
+        if not top or len(partition_factors(context.snapshot)) < 2:
+            return []
+        return _halved_doubled(context.config.priority_weight_partition, top,
+                               "PriorityWeightPartition")
+
+
+@dataclass(frozen=True)
+class DecayParams:
+    PriorityDecayHalfLife: int = param(7 * 86400, "the half-life of past usage (Slurm's "
+                                       "default 7 days; 0: no decay)", min=0,
+                                       kind="duration")
+
+
+class Decay(PrioKnob):
+    name, rank, Params = "decay", 65, DecayParams
+    summary = "PriorityDecayHalfLife: how long past usage counts against an account"
+    SETS = {"PriorityDecayHalfLife": "priority_decay_half_life"}
+
+    def propose(self, context: Context) -> list[dict]:
+        half = context.config.priority_decay_half_life
+        if not fair_share_played(context.snapshot) or half <= 0:
+            return []
+        return [{"PriorityDecayHalfLife": h} for h in (half // 2, 2 * half)
+                if MIN_HALF_LIFE <= h <= MAX_HALF_LIFE]
+
+
+AGE, JOBSIZE, FAIRSHARE, QOS, PARTITION, DECAY = (Age(), JobSize(), Fairshare(), Qos(),
+                                                  PartitionWeight(), Decay())
