@@ -186,8 +186,10 @@ def race_field(candidates: list[Candidate], past: PastReplay | None, settings: S
                ref: int = 0, previous: str | None = None) -> list[int]:
     """The candidates whose futures are sampled: all, or with a past replay and ``race``,
     the configuration in effect, the reference, the last recommendation, every candidate
-    without a replay (unless ``--decision rolling``, which cannot pick one), and the
-    ``race`` best on the replayed weeks within the risk limit there (sequential
+    without a replay (unless ``--decision rolling``, which cannot pick one), every change
+    of settings alone (a knob proposed from the state now: a queue deeper than
+    bf_max_job_test shows on its futures, not on weeks replayed from an idle machine), and
+    the ``race`` best on the replayed weeks within the risk limit there (sequential
     elimination: the others lost clearly on weeks of real jobs)."""
     everyone = list(range(len(candidates)))
     if past is None or not settings.race or settings.objective not in PAST_OBJECTIVES:
@@ -199,7 +201,8 @@ def race_field(candidates: list[Candidate], past: PastReplay | None, settings: S
     # --decision rolling picks on the past: a candidate without a replay cannot win
     sample_unreplayed = settings.decision != "rolling"
     keep |= {i for i, c in enumerate(candidates)
-             if (sample_unreplayed and np.isnan(gain[i])) or c.spec == previous}
+             if (sample_unreplayed and np.isnan(gain[i])) or c.spec == previous
+             or c.enactment.keeps_job_rules}
     return sorted(keep)
 
 

@@ -148,6 +148,11 @@ def test_racing_samples_the_best_on_the_past_and_whatever_has_no_replay():
     keep = race_field(cands, past, Settings(objective="avg_wait", race=2), ref=8)
     # in effect, the reference, the two best within the limits (4 is over them), no replay
     assert keep == [0, 1, 5, 7, 8]
+    # a change of settings alone (a knob proposed from the queue now) is sampled whatever
+    # its past: its merit is the state now, which weeks replayed from idle do not hold
+    knob = replace(cands[6], enactment=replace(cands[6].enactment, keeps_job_rules=True))
+    assert race_field([*cands[:6], knob, *cands[7:]], past,
+                      Settings(objective="avg_wait", race=2), ref=8) == [0, 1, 5, 6, 7, 8]
     assert race_field(cands, past, Settings(objective="avg_wait", race=0)) == list(range(9))
     assert race_field(cands, None, Settings(objective="avg_wait")) == list(range(9))
 
@@ -168,12 +173,14 @@ def test_a_recommendation_samples_the_raced_candidates_only():
     s = Settings(objective="avg_wait", samples=2, race=3, horizon_max=0)
     rec = recommend(snap, hist, s)
     sampled = [row for row in rec.table if row["sampled"]]
-    # in effect, up to 3 best on the past (the reference is in effect), and those without
-    # a replay: the plans, and conservative backfilling (costly to replay)
+    # in effect, up to 3 best on the past (the reference is in effect), those without a
+    # replay (the plans, and conservative backfilling, costly to replay) and the knobs
     unplayed = [row for row in rec.table if row["past_gain"] is None]
     assert {r["spec"].split(":")[0] for r in unplayed} == {"plan1", "plan2", "plan3",
                                                           "conservative"}
-    assert len(sampled) <= 1 + 3 + len(unplayed) < len(rec.table)
+    knobs = [row for row in rec.table if row["spec"].startswith(("bf/", "prio/"))]
+    assert knobs and all(row["sampled"] for row in knobs)
+    assert len(sampled) <= 1 + 3 + len(unplayed) + len(knobs) < len(rec.table)
     assert rec.past is not None and rec.past.jobs > 100
     assert "replayed" in rec.as_dict()["reason"] or "no change" in rec.reason
 
