@@ -49,8 +49,9 @@ class Settings:
                               MAX_HORIZON)
     seed: int = option(0, "seed of every random draw", "count", 0)
     risk: float = option(1.5, "MaxWait and p95 wait may grow to this factor of the "
-                         "configuration in effect's (or --reference's), and no job's wait "
-                         "past its longest wait by more (default {default})", "number", 1)
+                         "configuration in effect's (or --reference's), no job's wait "
+                         "past its longest wait by more, nor an account's mean wait past "
+                         "its own (default {default})", "number", 1)
     min_gain: float = option(0.05, "relative gain needed, 0.05 for 5%% (default {default}; "
                              "at most 1: no wait is cut by more than all of it)", "number",
                              0, 1)
@@ -103,6 +104,12 @@ class Settings:
         False, "let candidates change the site's fair-share, QOS, association or partition "
         "priority weights (default: such candidates are left out, never recommended)",
         "switch")
+    #: fairness on the futures: the deviation over the reference's by at most this
+    share_slack: float = option(
+        0.05, "a candidate's fair-share deviation (half the CPU-time share its accounts "
+        "received away from their normalized shares) may exceed the reference's by this, "
+        "0 to 1 (default {default}); each account's mean wait may grow to --risk times "
+        "its own", "number", 0, 1)
 
     def __post_init__(self):
         self.check()     # a Settings is checked once, when made: none exists out of bounds

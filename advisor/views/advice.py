@@ -103,10 +103,14 @@ CANDIDATES_LEGEND = (
     "replay, as for a plan); gain: the same over the sampled futures (-: not sampled, "
     "clearly behind on the past); wins: the futures it is better in, of those sampled "
     "for it; waits from now; push: the job pushed furthest past the reference's longest "
-    "wait, its wait over its wait under the reference (-: none); risk: ok, or the limits "
-    "broken: max (MaxWait over --risk times the reference's), p95 (the same for the 95th-"
-    "percentile wait), push (over --risk), past (MaxWait or p95 wait over the limit on "
-    "the weeks replayed), site (it would change the site's priority policy)")
+    "wait, its wait over its wait under the reference (-: none); acct (where wide "
+    "enough): the account whose mean wait grows most, its mean over its mean under the "
+    "reference (-: none grows); risk: ok, or the limits broken: max (MaxWait over --risk "
+    "times the "
+    "reference's), p95 (the same for the 95th-percentile wait), push (over --risk), fair "
+    "(acct over --risk, or the fair-share deviation over the reference's by more than "
+    "--share-slack), past (MaxWait or p95 wait over the limit on the weeks replayed), "
+    "site (it would change the site's priority policy)")
 
 
 #: the compact layout's fidelity: how faithfully Slurm runs a candidate, in one character
@@ -124,10 +128,10 @@ def _rank(row: dict) -> float:
 
 def candidates_table(doc: dict, top: int = 12) -> Group:
     """The candidates, the configuration in effect first, then by their gain on the past
-    replayed (else on the futures): the objective, gains, wins, waits, push and risk of
-    each. Laid out wide (waits in h:mm:ss) where the width allows, compact (waits in hours
-    or minutes) where it does not, and one block per candidate below that: every figure
-    whole at any width."""
+    replayed (else on the futures): the objective, gains, wins, waits, push, the account
+    wait (wide) and risk of each. Laid out wide (waits in h:mm:ss) where the width
+    allows, compact (waits in hours or minutes) where it does not, and one block per
+    candidate below that: every figure whole at any width."""
     settings, rows = doc["settings"], doc["candidates"]
     chosen = doc["chosen"]["spec"] if doc["change"] else None
     k = settings["objective"]
@@ -142,7 +146,7 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
         fmt = wait if "wait" in k else (lambda v: f"{v:.1%}" if k == "utilization"
                                         else f"{v:.2f}" if wide else _number(v))
         names = ("candidate", "fidelity", k, "past", "gain", "wins", "avg wait", "p95 wait",
-                 "max wait", "push", "risk") if wide else \
+                 "max wait", "push", "acct", "risk") if wide else \
             ("candidate", "fid.", _short(k), "past", "gain", "wins", "avg", "p95", "max",
              "push", "risk")
         table = FitTable(title + ("; waits h:mm:ss" if wide else "; waits in hours (h) or "
@@ -164,7 +168,8 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
                           _percent(row.get("past_gain")),
                           cell(lambda: f"{row['gain']:+.1%}"), cell(lambda: _wins(row)),
                           cell(lambda: wait(row["avg_wait"])), cell(lambda: wait(row["p95_wait"])),
-                          cell(lambda: wait(row["max_wait"])), _push(row), _risk(row),
+                          cell(lambda: wait(row["max_wait"])), _push(row),
+                          *((_account(row),) if wide else ()), _risk(row),
                           style=style)
         return table
 
@@ -184,8 +189,8 @@ def _percent(value: float | None) -> str:
 
 
 #: the limits a candidate can break, as the risk column names them
-LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push", "past": "past",
-          "site_policy": "site"}
+LIMITS = {"max_wait": "max", "p95_wait": "p95", "tail_push": "push", "fairness": "fair",
+          "past": "past", "site_policy": "site"}
 
 
 def _risk(row: dict) -> str:
@@ -220,6 +225,15 @@ def _push(row: dict) -> str:
     if "tail_push" not in row or row["tail_push"] == 0 or row.get("sampled") is False:
         return "-"
     return "never" if row["tail_push"] is None else f"{row['tail_push']:.1f}x"
+
+
+def _account(row: dict) -> str:
+    """``account_wait``: '-' when no account's mean wait grows (or a run stored before it
+    was measured)."""
+    value = row.get("account_wait")
+    if value is None or value <= 1.0 or row.get("sampled") is False:
+        return "-"
+    return f"{value:.1f}x"
 
 
 def _change_view(change: dict) -> list:

@@ -12,6 +12,8 @@ from advisor.errors import MissingExtra
 BROKEN = {"max_wait": ("X", "tab:red", "over the MaxWait limit"),
           "p95_wait": ("s", "tab:orange", "over the p95 wait limit"),
           "tail_push": ("^", "tab:purple", "pushes a job past risk x its wait"),
+          "fairness": ("D", "tab:pink", "over the fairness limit (an account's wait or "
+                                        "share)"),
           "past": ("v", "tab:brown", "over a limit on the weeks replayed")}
 
 

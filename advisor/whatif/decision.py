@@ -177,6 +177,17 @@ def _over_site(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.
         (not settings.replace_site_policy)
 
 
+def _over_fairness(ev: Evidence, candidates, settings: Settings, lim: Limits
+                   ) -> np.ndarray:
+    """On the futures, an account's mean wait over --risk times its own under the
+    reference, or the fair-share deviation over the reference's by more than
+    --share-slack (``advisor.whatif.fairness``)."""
+    deviation = ev.metric("share_dev")
+    with np.errstate(invalid="ignore"):
+        return ev.sampled & ((ev.metric("account_wait") > settings.risk)
+                             | (deviation > deviation[lim.ref] + settings.share_slack))
+
+
 def _over_past(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.ndarray:
     """MaxWait or p95 wait over the limit on the weeks replayed."""
     if lim.past is None:
@@ -187,12 +198,14 @@ def _over_past(ev: Evidence, candidates, settings: Settings, lim: Limits) -> np.
 #: each risk limit by the name the table gives it ("over")
 RISK_LIMITS: dict[str, Callable[..., np.ndarray]] = {
     "max_wait": _over_max_wait, "p95_wait": _over_p95_wait, "tail_push": _over_push,
-    "site_policy": _over_site, "past": _over_past}
+    "fairness": _over_fairness, "site_policy": _over_site, "past": _over_past}
 
 
 #: how a reason names each risk limit
 LIMIT_WORDS = {"max_wait": "MaxWait on the futures", "p95_wait": "p95 wait on the futures",
                "tail_push": "a job pushed past the longest wait on the futures",
+               "fairness": "an account's mean wait or the fair-share deviation on the "
+                           "futures",
                "site_policy": "replacing the site's priority policy",
                "past": "MaxWait or p95 wait on the weeks replayed"}
 if LIMIT_WORDS.keys() != RISK_LIMITS.keys():   # a limit without words fails here, not mid-run

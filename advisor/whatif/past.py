@@ -168,7 +168,7 @@ def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Cand
     submit = np.array([j.submit_time for j in sample.arrivals], np.int64)
     runtime = np.array([sample.runtimes[j.job_id] for j in sample.arrivals], np.float64)
     week = (submit - (end - weeks * SECONDS_PER_WEEK)) // SECONDS_PER_WEEK
-    for i, (out, waits, _) in executor.map_unordered(evaluate, tasks):
+    for i, (out, waits, *_) in executor.map_unordered(evaluate, tasks):
         results[batches[i]] = out
         for k, row, wait in zip(batches[i], out, waits):
             weekly[k] = week_figures(wait.astype(np.float64), runtime, week, weeks)

@@ -30,6 +30,7 @@ from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
 from advisor.whatif.runner import Executor, SerialExecutor, batch_bounds
+from advisor.whatif.fairness import account_wait
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
 RISK_SLACK = 60.0
@@ -114,18 +115,22 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
             where.append((s, c0))
     results = np.zeros((len(candidates), settings.samples, len(METRICS)))
     waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
-    ages: list[np.ndarray | None] = [None] * settings.samples
-    for done, (i, (out, w, age)) in enumerate(executor.map_unordered(evaluate, tasks), 1):
+    ages: list[np.ndarray] = [np.zeros(0)] * settings.samples
+    accounts: list[np.ndarray] = [np.zeros(0, np.int64)] * settings.samples
+    for done, (i, (out, w, age, acc)) in enumerate(executor.map_unordered(evaluate, tasks),
+                                                   1):
         s, c0 = where[i]
         results[c0:c0 + out.shape[0], s] = out
         waits[s][c0:c0 + out.shape[0]] = list(w)
-        ages[s] = age
+        ages[s], accounts[s] = age, acc
         if on_progress:
             on_progress(done, len(tasks))
-    push = METRICS.index("tail_push")
+    push, slower = METRICS.index("tail_push"), METRICS.index("account_wait")
     for s in range(settings.samples):
         results[:, s, push] = tail_push(np.array(waits[s]), ref,
                                         None if allow is None else allow - ages[s])
+        results[:, s, slower] = account_wait(np.array(waits[s]) + ages[s], accounts[s],
+                                             ref)
     return results
 
 

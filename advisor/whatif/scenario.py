@@ -35,13 +35,14 @@ from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
 from advisor.metrics import bounded_slowdown
 from advisor.model import UNLIMITED_SECONDS, Job, Snapshot, job_limit
 from advisor.plugins.enactment import JobColumns
+from advisor.whatif.fairness import account_of, normalized_shares, share_deviation
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import FutureSample
 
 #: what each simulation reports, in this order (waits in seconds; p95 and max from the
 #: snapshot, see above)
 METRICS = ("avg_bsld", "avg_wait", "p95_wait", "max_wait", "utilization", "unstarted",
-           "tail_push")
+           "tail_push", "share_dev", "account_wait")
 #: lower is better, except utilisation
 HIGHER_IS_BETTER = frozenset({"utilization"})
 
@@ -62,6 +63,7 @@ class Outcome(NamedTuple):
     metrics: np.ndarray    # (candidates, len(METRICS))
     waits: np.ndarray      # (candidates, jobs) from the snapshot, float32, NaN: never starts
     ages: np.ndarray       # (jobs,) each job's wait before the snapshot (0: arrives later)
+    accounts: np.ndarray   # (jobs,) each job's account, numbered as in the sample
 
 
 def evaluate(task: Task) -> Outcome:
@@ -73,13 +75,26 @@ def evaluate(task: Task) -> Outcome:
     out = np.zeros((len(task.candidates), len(METRICS)))
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
     since = np.maximum(base.jobs[SUBMIT], snap.time)[pending]
+    accounts, shares = account_columns(base, snap, sample.arrivals)
     for c, cand in enumerate(task.candidates):
         inp = candidate_input(base, cand, snap, nice, sample.runtimes, sample.arrivals)
         start = candidate_starts(inp, cand, snap, sample.runtimes, sample.arrivals)
-        out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus)
+        out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus,
+                         accounts, shares)
         own = start[pending]
         waits[c] = np.where(own >= 0, own - since, np.nan)
-    return Outcome(out, waits, (since - base.jobs[SUBMIT][pending]).astype(np.float64))
+    return Outcome(out, waits, (since - base.jobs[SUBMIT][pending]).astype(np.float64),
+                   accounts[pending])
+
+
+def account_columns(base, snap: Snapshot, arrivals: Sequence[Job]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's account (``fairness.account_of``) numbered, in ``base``'s order, and each
+    numbered account's normalized share."""
+    by_id = {j.job_id: account_of(j) for j in (*snap.running, *snap.pending, *arrivals)}
+    names, accounts = np.unique([by_id.get(int(i), "") for i in base.job_ids],
+                                return_inverse=True)
+    return accounts.astype(np.int64), normalized_shares(snap.accounting, list(names))
 
 
 def tail_push(waits: np.ndarray, ref: int, allow: np.ndarray | None = None) -> np.ndarray:
@@ -251,8 +266,12 @@ def route_jobs(jobs: Sequence[Job], snap: Snapshot, cand: Candidate) -> tuple[Jo
 
 
 def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
-            cpus: int) -> np.ndarray:
-    """One row of METRICS for a simulated scenario (see the module docstring)."""
+            cpus: int, accounts: np.ndarray | None = None,
+            shares: np.ndarray | None = None) -> np.ndarray:
+    """One row of METRICS for a simulated scenario (see the module docstring); the
+    fair-share deviation over ``accounts`` (each job's) with their ``shares`` (0 without
+    them); the account wait is 1 here (``fairness.account_wait`` fills it in against
+    the reference)."""
     jobs = inp.jobs
     started = start >= 0
     scope = pending & started
@@ -270,4 +289,7 @@ def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
                                                                t0), 0, None)
     row[4] = float((busy * jobs[CPUS]).sum()) / max(cpus * horizon, 1)
     row[5] = int((pending & ~started).sum())
+    if accounts is not None and shares is not None:
+        row[7] = share_deviation(busy * jobs[CPUS], accounts, shares)
+    row[8] = 1.0
     return row

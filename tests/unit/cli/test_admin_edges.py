@@ -164,7 +164,7 @@ def test_candidates_table_keeps_its_decision_columns_at_80_columns(home, capsys)
         line = next(ln for ln in text.splitlines() if f"{row['gain']:+.1%}" in ln)
         assert f"{round(row['wins'] * row['samples'])}/{row['samples']}" in line and \
             line.rstrip().endswith(
-            ("ok", "max", "p95", "push", "past")), line
+            ("ok", "max", "p95", "push", "fair", "past")), line
 
 
 def test_the_other_views_read_at_80_columns(home, capsys):

@@ -93,7 +93,8 @@ def test_a_change_the_futures_show_over_the_longest_wait_is_not_made():
 def test_a_job_pushed_too_far_breaks_the_limit_and_the_past_s_only_when_replayed():
     ev = evidence([0, 0.2, 0.2], [0, 1, 1], push=(1.0, 1.2, 3.0))
     breaks = risk_breaks(ev, [type("C", (), {"overrides": ()})()] * 3, S, Limits())
-    assert list(breaks) == ["max_wait", "p95_wait", "tail_push", "site_policy"]
+    assert list(breaks) == ["max_wait", "p95_wait", "tail_push", "fairness",
+                           "site_policy"]
     assert list(breaks["tail_push"]) == [False, False, True]
 
 

@@ -103,5 +103,5 @@ def test_the_simulation_plays_the_layout_and_the_route(kth):
     start, _ = run_slurm(inp)
     unsplit, _ = run_slurm(base)
     assert (start[base.jobs[FIXED] < 0] >= 0).any() and not np.array_equal(start, unsplit)
-    out, waits, _ = evaluate(Task(snap, (cand,), sample, 86400))
+    out, waits, *_ = evaluate(Task(snap, (cand,), sample, 86400))
     assert out.shape[0] == 1 and np.isfinite(out[0, 1])

@@ -145,7 +145,7 @@ def test_users_are_classed_from_the_history_and_their_candidates_simulate(blue):
     cands = candidates_for(snap, [parse_policy(SPEC)], history=history)
     assert len(cands) == 2 and cands[1].fidelity == "approximate"
     sample = draw_sample(snap, history, 86400, seed=1)
-    metrics, waits, _ = evaluate(Task(snap, tuple(cands), sample, 86400))
+    metrics, waits, *_ = evaluate(Task(snap, tuple(cands), sample, 86400))
     assert metrics.shape == (2, len(METRICS)) and np.isfinite(metrics[:, 1]).all()
     assert not np.array_equal(waits[0], waits[1])        # the layout changes the schedule
     same = evaluate(Task(snap, (current_candidate(snap.config, machine=snap.machine),

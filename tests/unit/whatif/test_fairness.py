@@ -1,0 +1,101 @@
+"""Fairness measured and limited (issue 58, item 3): each account's CPU-time against its
+normalized shares, its mean wait against the reference's, and the risk limit on both."""
+from __future__ import annotations
+
+import numpy as np
+
+from dataclasses import replace
+
+from advisor.model import (Accounting, Association, Cluster, Job, Node, Partition,
+                           SchedulingConfig, Snapshot)
+from advisor.settings import Settings
+from advisor.plugins.spec import parse_policy
+from advisor.whatif.candidates import candidates_for
+from advisor.whatif.fairness import account_wait, normalized_shares, share_deviation
+from advisor.whatif.futures import FutureSample
+from advisor.whatif.recommend import decide
+from advisor.whatif.scenario import METRICS, Task, evaluate
+from tests.unit.whatif.test_past_replay import _cands, _futures
+
+T0 = 1_000_000
+
+
+def test_normalized_shares_are_slurms_down_the_tree():
+    tree = Accounting(associations=(
+        Association("root"), Association("a", parent="root", shares=3),
+        Association("b", parent="root", shares=1), Association("a1", parent="a", shares=1),
+        Association("a2", parent="a", shares=1), Association("a", user="u", parent="a")))
+    assert np.allclose(normalized_shares(tree, ["a", "b", "a1", "a2"]),
+                       [0.75, 0.25, 0.375, 0.375])
+    # users standing in for accounts (no associations): equal shares
+    assert np.allclose(normalized_shares(Accounting(), ["user:x", "user:y"]), [0.5, 0.5])
+
+
+def test_the_deviation_is_half_the_cpu_time_moved_away_from_the_shares():
+    cpu = np.array([20.0, 10.0, 10.0])
+    accounts = np.array([0, 0, 1])
+    assert share_deviation(cpu, accounts, np.array([0.5, 0.5])) == 0.25
+    assert share_deviation(cpu, accounts, np.array([0.75, 0.25])) == 0.0
+    assert share_deviation(np.zeros(3), accounts, np.array([0.5, 0.5])) == 0.0
+
+
+def test_the_account_wait_is_the_worst_account_mean_over_the_reference_s():
+    waits = np.full((3, 14), 1000.0)
+    accounts = np.array([0] * 5 + [1] * 5 + [2] * 4)
+    waits[1, :5] = 5000.0           # account 0 waits five times longer under candidate 1
+    waits[2, 10:] = 90000.0         # account 2 has too few jobs to judge
+    out = account_wait(waits, accounts, ref=0)
+    # each mean plus the reference's mean over all jobs (1000 s): (5000 + 1000) / 2000
+    assert np.allclose(out, [1.0, 3.0, 1.0])
+    assert np.allclose(account_wait(waits, accounts, ref=1)[0], 1.0)   # none slower
+
+
+def test_a_candidate_that_starves_an_account_or_skews_the_shares_is_over_the_limit():
+    cands = _cands(4)
+    futures = _futures([[100.0] * 4, [50.0] * 4, [50.0] * 4, [60.0] * 4])
+    wait, dev = METRICS.index("account_wait"), METRICS.index("share_dev")
+    futures[:, :, wait] = 1.0
+    futures[:, :, dev] = 0.10
+    futures[1, :, wait] = 2.0                      # an account's mean wait doubled
+    futures[2, :, dev] = 0.10 + 0.06               # over the reference's by > 0.05
+    futures[3, :, dev] = 0.10 + 0.04               # within it
+    chosen, _, table = decide(cands, futures, Settings(objective="avg_wait"))
+    assert [row["over"] for row in table] == [[], ["fairness"], ["fairness"], []]
+    assert chosen == 3
+    # a wider slack lets the skewed one in, and it wins
+    chosen, _, _ = decide(cands, futures, Settings(objective="avg_wait", share_slack=0.1))
+    assert chosen == 2
+
+
+def test_favouring_small_jobs_moves_cpu_time_from_the_account_of_wide_ones():
+    """Four 16-CPU nodes; account 'wide' (3 shares) has six whole-machine jobs pending,
+    account 'small' (1 share) twenty-four one-node jobs submitted after them, all of 2 h.
+    Over 8 h, FCFS gives 'wide' all the CPU-time (deviation 1 - 0.75 = 0.25); a job-size
+    weight favouring small jobs gives it all to 'small' (0.75), and 'wide' waits past
+    --risk times its mean wait under FCFS: the fairness limit's case."""
+    names = tuple(f"n{i}" for i in range(1, 5))
+    machine = Cluster("lab", tuple(Node(n, 16) for n in names),
+                      (Partition("batch", names, default=True),))
+    tree = Accounting(associations=(
+        Association("root"), Association("wide", parent="root", shares=3),
+        Association("small", parent="root", shares=1),
+        Association("wide", user="w", parent="wide"),
+        Association("small", user="s", parent="small")))
+
+    def job(i, submit, cpus, account, user):
+        return Job(job_id=i, user=user, account=account, partition="batch", cpus=cpus,
+                   state="PENDING", submit_time=submit, time_limit=7200,
+                   partitions=("batch",))
+
+    pending = tuple(job(k, T0 - 1000 + k, 64, "wide", "w") for k in range(6)) + \
+        tuple(job(100 + k, T0 - 500 + k, 16, "small", "s") for k in range(24))
+    config = replace(SchedulingConfig(), priority_type="priority/multifactor")
+    snap = Snapshot(time=T0, machine=machine, running=(), pending=pending, config=config,
+                    accounting=tree)
+    cands = candidates_for(snap, [parse_policy("PriorityWeightJobSize=100000 "
+                                               "PriorityFavorSmall=yes")])
+    sample = FutureSample(0, {j.job_id: 7200 for j in pending}, ())
+    out, waits, ages, accounts = evaluate(Task(snap, tuple(cands), sample, 8 * 3600))
+    dev = out[:, METRICS.index("share_dev")]
+    assert np.allclose(dev, [0.25, 0.75])
+    assert account_wait(waits + ages, accounts, 0)[1] > Settings().risk
