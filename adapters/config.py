@@ -34,7 +34,7 @@ SYSTEM_CONFIG = Path("/etc/slurm-policy-advisor/advisor.toml")
 #: the keys a file may set: the options of the same name (dashes as underscores), whose
 #: values are checked as the command line checks them
 KEYS = ("objective", "risk", "reference", "dwell", "replace_site_policy", "share_slack",
-        "store", "executor", "ray_address", "slurm_bin", "slurm_timeout")
+        "lua_margin", "store", "executor", "ray_address", "slurm_bin", "slurm_timeout")
 
 
 class Defaults(NamedTuple):

@@ -104,6 +104,12 @@ class Settings:
         False, "let candidates change the site's fair-share, QOS, association or partition "
         "priority weights (default: such candidates are left out, never recommended)",
         "switch")
+    #: a job_submit.lua candidate over the best knob only by this much more gain
+    lua_margin: float = option(
+        0.05, "on a priority/multifactor site, a candidate enacted through job_submit.lua "
+        "is recommended over the best change of slurm.conf alone (a knob, docs/native.md) "
+        "only when its gain is larger by this, 0.05 for 5 points (default {default})",
+        "number", 0, 1)
     #: fairness on the futures: the deviation over the reference's by at most this
     share_slack: float = option(
         0.05, "a candidate's fair-share deviation (half the CPU-time share its accounts "

@@ -313,6 +313,36 @@ def held_by_dwell(ev: Evidence, best: int, dwell: int, settings: Settings,
     return None if on_futures and on_past else Decision(0, "dwell", best)
 
 
+def needs_lua(candidate) -> bool:
+    """Whether Slurm runs the candidate through a job_submit.lua of the advisor's own (a
+    job rule that acts at submission), rather than slurm.conf and commands alone."""
+    e = candidate.enactment
+    return not e.keeps_job_rules and any(r.lua.submit or r.lua.modify for r in e.rules)
+
+
+def best_knob(ev: Evidence, candidates, among: np.ndarray) -> int | None:
+    """The best-scoring knob (a change of slurm.conf keys alone) of ``among``, or None."""
+    knobs = among & np.array([c.enactment.keeps_job_rules for c in candidates])
+    knobs[0] = False
+    if not knobs.any():
+        return None
+    return int(np.argmax(np.where(knobs, np.nan_to_num(score(ev), nan=-np.inf), -np.inf)))
+
+
+def prefers_knob(ev: Evidence, candidates, ok: np.ndarray, best: int,
+                 settings: Settings) -> int:
+    """On a priority/multifactor site, the best winning knob instead of a job_submit.lua
+    winner that beats it by less than --lua-margin (a slurm.conf key is what a site tunes
+    and undoes; a script of the advisor's own in its submit path is not); else ``best``."""
+    if candidates[0].config.priority_type != "priority/multifactor" or \
+            not needs_lua(candidates[best]):
+        return best
+    knob = best_knob(ev, candidates, ok)
+    if knob is None or score(ev)[best] - score(ev)[knob] >= settings.lua_margin:
+        return best
+    return knob
+
+
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
            previous: str | None = None, ref: int = 0, floor=None,
            past: PastReplay | None = None, dwell: int = 0) -> tuple[int, str, list[dict]]:
@@ -330,7 +360,8 @@ def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,
     if decision is None and not ok.any():
         decision = Decision(0, "no_winner")
     if decision is None:
-        best = int(np.argmax(np.where(ok, score(ev), -np.inf)))
+        best = prefers_knob(ev, candidates, ok,
+                            int(np.argmax(np.where(ok, score(ev), -np.inf))), settings)
         if rolling:     # the best, re-picked at most once per dwell
             decision = Decision(0, "dwell", best) if dwell > 0 else Decision(best, "wins")
         else:
@@ -375,8 +406,23 @@ def reason(decision: Decision, candidates, ev: Evidence, safe: np.ndarray,
                 + (" on both" if ev.futures else ""))
     if settings.decision == "rolling":
         return (f"{candidates[chosen].label}, the best within the risk limits on the weeks "
-                f"replayed: {_evidence(chosen, ev, settings, past)}")
-    return f"{candidates[chosen].label}: {_evidence(chosen, ev, settings, past)}"
+                f"replayed: {_evidence(chosen, ev, settings, past)}" + _knob_words(
+                    chosen, candidates, ev, safe, settings, past))
+    return (f"{candidates[chosen].label}: {_evidence(chosen, ev, settings, past)}"
+            + _knob_words(chosen, candidates, ev, safe, settings, past))
+
+
+def _knob_words(chosen: int, candidates, ev: Evidence, safe: np.ndarray,
+                settings: Settings, past: PastReplay | None) -> str:
+    """For a job_submit.lua recommendation, what the best knob within the risk limits
+    would have given ("" when none was simulated)."""
+    if not needs_lua(candidates[chosen]):
+        return ""
+    knob = best_knob(ev, candidates, safe)
+    if knob is None:
+        return ""
+    return (f"; the best change of slurm.conf alone, {candidates[knob].label}, "
+            f"{_evidence(knob, ev, settings, past)}")
 
 
 def table(candidates, ev: Evidence, safe: np.ndarray, breaks: dict[str, np.ndarray],
@@ -421,7 +467,10 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         f"({strong}) in --min-wins ({wins}) of them ({gain} when the past is not "
         f"replayed, --no-past).",
         "Only a candidate within every risk limit wins; of the winners, the best on the "
-        "weeks replayed (on the futures, for one without a replay) is recommended. A "
+        "weeks replayed (on the futures, for one without a replay) is recommended, but on "
+        f"a priority/multifactor site one enacted through job_submit.lua is recommended "
+        f"over the best winning change of slurm.conf alone only when it beats it by "
+        f"--lua-margin ({settings.lua_margin:.0%}). A "
         "configuration in effect over a risk limit on the weeks replayed is replaced at "
         "once by the best candidate within them, whatever its gain and the dwell: the best "
         "on the weeks replayed, one judged on its futures alone only when none within them "

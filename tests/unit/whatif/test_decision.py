@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings as hypothesis_settings, strategies as st
 
+from advisor.model import SchedulingConfig
+from advisor.plugins.enactment import Enactment
 from advisor.settings import Settings
 from advisor.errors import BadInput
 from advisor.whatif.decision import (AGREE, OVERWHELMING, Decision, Evidence, Limits,
@@ -39,10 +41,16 @@ def _empty_replay() -> PastReplay:
                       5000, 0, 4 * 7 * 86400)
 
 
+def _fake(name: str):
+    """A candidate as ``decide`` reads it: a label, a spec, no overrides, the Slurm
+    defaults and an enactment of nothing."""
+    return type("C", (), {"label": name, "spec": name, "fidelity": "exact", "overrides": (),
+                          "config": SchedulingConfig(), "enactment": Enactment()})()
+
+
 def _candidates() -> list:
     """The configuration in effect, A and B, as ``decide`` reads them."""
-    return [type("C", (), {"label": n, "spec": n, "fidelity": "exact", "overrides": ()})()
-            for n in ("in effect", "A", "B")]
+    return [_fake(n) for n in ("in effect", "A", "B")]
 
 
 def test_the_evidence_compares_each_candidate_on_its_own_samples():
@@ -147,7 +155,7 @@ def test_within_the_dwell_only_an_overwhelming_win_changes_anything():
 
 
 def test_the_reason_is_written_from_the_decision_alone():
-    candidates = [type("C", (), {"label": label})() for label in ("in effect", "A", "B")]
+    candidates = _candidates()
     ev = evidence(gain=[0, 0.10, 0.13], wins=[0, 1, 1])
     safe = np.ones(3, bool)
     words = reason(Decision(1, "hysteresis", 2), candidates, ev, safe, S, None, 0, 0)
@@ -178,7 +186,7 @@ def test_futures_that_cannot_tell_the_candidates_apart_veto_nothing():
     assert not ev.futures_told[1] and ev.futures_told[2]
     assert ev.gain[1] == 0 and ev.wins[1] == 0                       # "better in 0 of 8"
     assert list(wins_on_past(ev, S)) == [False, True, False]
-    candidates = [type("C", (), {"label": label})() for label in ("in effect", "A", "B")]
+    candidates = _candidates()
     words = reason(Decision(1, "wins"), candidates, ev, np.ones(3, bool), S, past, 0, 0)
     assert "better in 4 of the 4 weeks" in words and "tied in every one, silent" in words
 

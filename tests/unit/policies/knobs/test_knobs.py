@@ -11,12 +11,15 @@ from advisor.engine.slurm import slurm_input, with_backfill
 from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snapshot
 from advisor.plugins.registry import registry
 from advisor.plugins.spec import parse_policy
+from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for, context_for
+from advisor.whatif.decision import decide
 from advisor.whatif.scenario import candidate_input, candidate_starts, nice_of
 from advisor.whatif.slurmconf import change_for
 from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.whatif.snapshot import trace_snapshot
 from advisor.whatif.trace_accounts import SITE_BASELINE, with_accounts
+from tests.unit.whatif.test_past_replay import _futures
 from tests.unit.whatif.test_site_policy import _fair_share_site
 
 #: FCFS under priority/multifactor (every weight 0), as a site running the baseline has it
@@ -162,3 +165,20 @@ def test_the_knobs_are_proposed_from_the_site_not_everywhere():
     halves = [p.PriorityDecayHalfLife for p in decay.candidates(context)]
     assert halves == [fair.config.priority_decay_half_life // 2,
                       fair.config.priority_decay_half_life * 2]
+
+
+def test_a_job_submit_lua_winner_needs_a_clear_margin_over_the_best_knob():
+    """On a priority/multifactor site an ordering added through job_submit.lua (SPF's site
+    factor) is recommended over a winning knob only when it beats it by --lua-margin; when
+    it is, the reason says what the knob would have given."""
+    snap, _ = _fair_share_site()
+    cands = candidates_for(snap, [parse_policy("easy:SPF:SPF:scale=1"),
+                                  parse_policy("PriorityWeightAge=500")])
+    assert cands[1].enactment.site_factor is not None and cands[2].enactment.keeps_job_rules
+    s = Settings(objective="avg_wait")
+    close = _futures([[100.0] * 4, [60.0] * 4, [63.0] * 4])       # 40% against 37%
+    assert decide(cands, close, s)[0] == 2
+    assert decide(cands, close, replace(s, lua_margin=0.02))[0] == 1
+    clear = _futures([[100.0] * 4, [50.0] * 4, [63.0] * 4])       # 50% against 37%
+    chosen, why, _ = decide(cands, clear, s)
+    assert chosen == 1 and "the best change of slurm.conf alone, PriorityWeightAge=500" in why
