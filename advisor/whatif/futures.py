@@ -129,16 +129,20 @@ class ArrivalSampler:
         return jobs, runtimes
 
     def _asks(self, i: int) -> dict:
-        """What history job i asked beside CPUs (account, QOS, memory, GPUs), as Job
-        fields; nothing for a history without those columns (a trace's)."""
-        a = self.asks
-        if len(a) < len(ACCOUNTING_COLUMNS):
-            return {}
-        gpus = int(a["gpus"][i])
-        return {"account": str(a["account"][i]), "qos": str(a["qos"][i]),
-                "memory_per_node": int(a["mem_per_node"][i]),
-                "memory_per_cpu": int(a["mem_per_cpu"][i]),
-                "gres_per_node": {"gpu": gpus} if gpus > 0 else {}}
+        return job_asks(self.asks, i)
+
+
+def job_asks(asks: dict[str, np.ndarray], i: int) -> dict:
+    """What history job i asked beside CPUs (account, QOS, memory, GPUs: ``asks``, the
+    history's ``ACCOUNTING_COLUMNS`` as arrays), as Job fields; nothing for a history
+    without those columns."""
+    if len(asks) < len(ACCOUNTING_COLUMNS):
+        return {}
+    gpus = int(asks["gpus"][i])
+    return {"account": str(asks["account"][i]), "qos": str(asks["qos"][i]),
+            "memory_per_node": int(asks["mem_per_node"][i]),
+            "memory_per_cpu": int(asks["mem_per_cpu"][i]),
+            "gres_per_node": {"gpu": gpus} if gpus > 0 else {}}
 
 
 @dataclass(frozen=True)

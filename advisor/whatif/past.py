@@ -25,15 +25,16 @@ futures.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from advisor.metrics import bounded_slowdown
-from advisor.model import SECONDS_PER_WEEK, Job, Snapshot, job_limit
+from advisor.model import (ACCOUNTING_COLUMNS, SECONDS_PER_WEEK, Accounting, Job, Snapshot,
+                           job_limit)
 from advisor.whatif.candidates import Candidate
-from advisor.whatif.futures import ARRIVAL_ID0, FutureSample, RuntimeModel
+from advisor.whatif.futures import ARRIVAL_ID0, FutureSample, RuntimeModel, job_asks
 from advisor.whatif.runner import Executor, SerialExecutor, batch_bounds
 from advisor.whatif.scenario import METRICS, Task, evaluate
 
@@ -72,7 +73,9 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
     """The jobs submitted in the ``weeks`` whole weeks before the snapshot's week
     (``week_start``), as a sample played from an idle machine just before the first of
     them (None: too few): the history's, and those still running or pending now
-    (``unfinished``). Each keeps its time limit: one whose recorded runtime overran it is
+    (``unfinished``), each with what it asked beside CPUs where the history holds it
+    (account, QOS, memory, GPUs), and the accounts' shares (``unused``). Each keeps its
+    time limit: one whose recorded runtime overran it is
     killed at it plus OverTimeLimit, as Slurm kills it and as the futures play it (a
     trace's jobs overran their requested times by the thousand: replayed to their end,
     they made a busier past than any candidate had, docs/advice.md)."""
@@ -92,6 +95,7 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
     default = default.name if default else ""
     jobs, runtimes = [], {}
     cpus = snapshot.machine.cpus
+    asks = {c: recent[c].to_numpy() for c in ACCOUNTING_COLUMNS if c in recent}
     cols = zip(recent["user"].astype(str), recent["submit"], recent["runtime"],
                recent["limit"], recent["cpus"], recent["nodes"], recent["partition"])
     for k, (user, sub, run, limit, ncpu, nodes, part) in enumerate(cols):
@@ -101,12 +105,22 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
                         cpus=int(min(max(ncpu, 1), cpus)), state="PENDING",
                         submit_time=int(sub), eligible_time=int(sub),
                         time_limit=int(limit) if limit > 0 else None,
-                        nodes=int(max(nodes, 1))))
+                        nodes=int(max(nodes, 1)), **job_asks(asks, k)))
         runtimes[job_id] = int(run)
     begin = jobs[0].submit_time
     idle = Snapshot(time=begin - 1, machine=snapshot.machine, running=(), pending=(),
-                    config=snapshot.config, source={"kind": "past replay"})
+                    config=snapshot.config, accounting=unused(snapshot.accounting),
+                    source={"kind": "past replay"})
     return idle, FutureSample(0, runtimes, tuple(jobs))
+
+
+def unused(accounting: Accounting) -> Accounting:
+    """The accounts' shares without usage, for the fairness figures of the weeks replayed,
+    and no user association: fair share is not played on them (with it, a decision on a
+    fair-share trace took 40 s instead of 5, docs/native.md), so each job's fair-share
+    factor there is none, under every candidate alike."""
+    return replace(accounting, decay_ran=None, associations=tuple(
+        replace(a, raw_usage=0.0) for a in accounting.associations if not a.user))
 
 
 def unfinished(history: pd.DataFrame, snapshot: Snapshot, begin: int, end: int
@@ -126,8 +140,12 @@ def unfinished(history: pd.DataFrame, snapshot: Snapshot, begin: int, end: int
         elapsed = int(j.elapsed or 0) if j.state == "RUNNING" else 0
         rows.append({"user": j.user, "submit": j.submit_time, "limit": limit,
                      "runtime": model.draw(j.user, limit, elapsed, rng), "cpus": j.cpus,
-                     "nodes": j.nodes, "partition": j.partition})
-    return pd.DataFrame(rows)
+                     "nodes": j.nodes, "partition": j.partition, "account": j.account,
+                     "qos": j.qos, "mem_per_node": j.memory_per_node,
+                     "mem_per_cpu": j.memory_per_cpu,
+                     "gpus": j.gres_per_node.get("gpu", 0)})
+    out = pd.DataFrame(rows)
+    return out[[c for c in out.columns if c in history.columns]]
 
 
 def replay_past(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candidate],

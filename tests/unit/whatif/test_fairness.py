@@ -99,3 +99,23 @@ def test_favouring_small_jobs_moves_cpu_time_from_the_account_of_wide_ones():
     dev = out[:, METRICS.index("share_dev")]
     assert np.allclose(dev, [0.25, 0.75])
     assert account_wait(waits + ages, accounts, 0)[1] > Settings().risk
+
+
+def test_the_weeks_replayed_carry_each_job_s_account_and_the_accounts_shares():
+    """The past replay's jobs ask what the history says they asked (their accounts), and
+    its idle machine holds the accounts' shares without usage and no user association:
+    fair share is not played there, the fairness figures are measured."""
+    from advisor.adapters.swf import read_swf, resolve_trace
+    from advisor.whatif.past import past_sample
+    from advisor.whatif.snapshot import trace_history, trace_snapshot
+    from advisor.whatif.trace_accounts import SITE_BASELINE, with_accounts
+
+    workload = read_swf(resolve_trace("KTH-SP2"))
+    workload = with_accounts(workload.with_jobs(workload.jobs.iloc[:1500]
+                                                .reset_index(drop=True)))
+    snap = trace_snapshot(workload, parse_policy(SITE_BASELINE), 14 * 86400)
+    idle, sample = past_sample(trace_history(workload, snap), snap, 1)
+    assert {j.account[:1] for j in sample.arrivals} <= {"g", "n"}
+    assert len({j.account for j in sample.arrivals}) > 1
+    assoc = idle.accounting.associations
+    assert assoc and not any(a.user for a in assoc) and not any(a.raw_usage for a in assoc)
