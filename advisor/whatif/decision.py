@@ -545,7 +545,21 @@ def _no_change(candidates, ev: Evidence, safe, settings: Settings,
              f"the futures")
     return (f"no change: the best candidate, {candidates[best].label} "
             f"({_evidence(best, ev, settings, past)}), is not "
-            f"enough: {lacks}")
+            f"enough: {lacks}" + _idle_knobs(candidates, ev))
+
+
+def _idle_knobs(candidates, ev: Evidence) -> str:
+    """The knobs proposed from the state now that change nothing here: tied with the
+    configuration in effect in every future sampled and every week replayed ("" when
+    none)."""
+    idle = [c.label for i, c in enumerate(candidates) if i and c.enactment.keeps_job_rules
+            and ev.sampled[i] and not ev.futures_told[i]
+            and not (ev.replayed[i] and ev.on_past[i])]
+    if not idle:
+        return ""
+    return (f"; {', '.join(idle)} would change nothing here (tied with the "
+            f"configuration in effect in every future sampled"
+            + (" and every week replayed)" if ev.replayed[1:].any() else ")"))
 
 
 def _limit_words(limit: str, past: PastReplay | None, ref: int, i: int, risk: float,

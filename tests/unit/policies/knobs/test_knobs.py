@@ -182,3 +182,16 @@ def test_a_job_submit_lua_winner_needs_a_clear_margin_over_the_best_knob():
     clear = _futures([[100.0] * 4, [50.0] * 4, [63.0] * 4])       # 50% against 37%
     chosen, why, _ = decide(cands, clear, s)
     assert chosen == 1 and "the best change of slurm.conf alone, PriorityWeightAge=500" in why
+
+
+def test_a_knob_that_changes_nothing_here_is_named_in_the_reason():
+    """A knob proposed from the queue now (a depth, a window) that ties the configuration
+    in effect in every future says so when nothing is recommended: the figures why not."""
+    snap, _ = _fair_share_site()
+    cands = candidates_for(snap, [parse_policy("easy:SPF:SPF:scale=1"),
+                                  parse_policy("bf_max_job_test=1000")])
+    chosen, why, table = decide(cands, _futures([[100.0] * 4, [101.0] * 4, [100.0] * 4]),
+                                Settings(objective="avg_wait"))
+    assert chosen == 0 and table[2]["futures_silent"]
+    assert "bf_max_job_test=1000 would change nothing here (tied with the configuration " \
+        "in effect in every future sampled)" in why
