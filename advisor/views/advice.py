@@ -106,11 +106,10 @@ CANDIDATES_LEGEND = (
     "wait, its wait over its wait under the reference (-: none); acct (where wide "
     "enough): the account whose mean wait grows most, its mean over its mean under the "
     "reference (-: none grows); risk: ok, or the limits broken: max (MaxWait over --risk "
-    "times the "
-    "reference's), p95 (the same for the 95th-percentile wait), push (over --risk), fair "
-    "(acct over --risk, or the fair-share deviation over the reference's by more than "
-    "--share-slack), past (MaxWait or p95 wait over the limit on the weeks replayed), "
-    "site (it would change the site's priority policy)")
+    "times the reference's), p95 (the same for the 95th-percentile wait), push (over "
+    "--risk), fair (acct over --risk, or the fair-share deviation over the reference's "
+    "by more than --share-slack), past (MaxWait or p95 wait over the limit on the weeks "
+    "replayed), site (it would change the site's priority policy)")
 
 
 #: the compact layout's fidelity: how faithfully Slurm runs a candidate, in one character
