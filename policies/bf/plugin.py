@@ -11,7 +11,7 @@ The grid proposes, from the site's configuration and its queue:
   than half of the jobs within that depth (in submit order): a tenth of bf_max_job_test;
 * bf_max_job_part, likewise for one partition among several: bf_max_job_test over the
   partitions' count;
-* bf_busy_nodes, when it is off on a machine of more than one node.
+* bf_busy_nodes: not yet (see ``BusyNodes.propose``).
 
 bf_resolution, bf_interval and bf_continue trade how well backfill plans against what a
 cycle costs; the simulation does not play that cost yet, so it would only ever see their
@@ -144,9 +144,10 @@ class BusyNodes(BfKnob):
     SETS = {"bf_busy_nodes": "backfill.bf_busy_nodes"}
 
     def propose(self, context: Context) -> list[dict]:
-        if context.config.backfill.bf_busy_nodes or len(context.cluster.nodes) < 2:
-            return []
-        return [{"bf_busy_nodes": True}]
+        """None yet: proposed only when off, it was a one-way change (the advice turned it
+        on and never off again), and on the validation windows the two that did worst
+        ended with it in effect (docs/native.md). A spec may name it."""
+        return []
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,7 @@ def test_by_default_only_candidates_that_keep_the_policy_are_simulated_and_one_w
             continue
         added = ":scale=" in c.spec or c.spec.startswith("plan")
         assert bool(c.overrides) != added, c.spec
-    assert {c.spec.split("/")[0] for c in every if c.enactment.keeps_job_rules} == {
-        "prio", "bf"}
+    assert {c.spec.split("/")[0] for c in every if c.enactment.keeps_job_rules} == {"prio"}
     assert set(every[1].overrides) == {"PriorityWeightFairshare", "PriorityWeightQOS"}
     rec = recommend(snap, hist, Settings(objective="avg_wait"))
     assert rec.candidates[1:] and not any(c.overrides for c in rec.candidates[1:])

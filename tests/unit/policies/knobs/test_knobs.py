@@ -158,7 +158,7 @@ def test_the_knobs_are_proposed_from_the_site_not_everywhere():
     short = _job(10, T0 - 300, 16, 3600)
     snap = Snapshot(time=T0, machine=_machine(), running=(), pending=(short,), config=FCFS)
     specs = [c.spec for c in candidates_for(snap)[1:] if c.enactment.keeps_job_rules]
-    assert specs == ["bf/busy_nodes:bf_busy_nodes=yes"]
+    assert specs == []
     fair = _fair_trace()
     context = context_for(fair)
     decay = registry().plugin("prio", "decay")
