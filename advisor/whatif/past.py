@@ -117,7 +117,7 @@ def past_sample(history: pd.DataFrame, snapshot: Snapshot, weeks: int
 def unused(accounting: Accounting) -> Accounting:
     """The accounts' shares without usage, for the fairness figures of the weeks replayed,
     and no user association: fair share is not played on them (with it, a decision on a
-    fair-share trace took 40 s instead of 5, docs/native.md), so each job's fair-share
+    fair-share trace took four times as long, docs/native.md), so each job's fair-share
     factor there is none, under every candidate alike."""
     return replace(accounting, decay_ran=None, associations=tuple(
         replace(a, raw_usage=0.0) for a in accounting.associations if not a.user))
