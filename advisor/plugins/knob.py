@@ -67,6 +67,10 @@ class Knob(PluginBase):
         may still name the knob)."""
         return []
 
+    def current(self, context: Context, name: str = ""):
+        """The value in effect of the key parameter ``name`` sets (default: the first)."""
+        return in_effect(context, self.SETS[name or next(iter(self.SETS))])
+
     def unchanged(self, params, context: Context) -> bool:
         """Whether ``params`` set every key to what is in effect (no candidate)."""
         return all(getattr(params, name) == in_effect(context, field)

@@ -116,9 +116,10 @@ def prefers_knob(ev: Evidence, candidates, ok: np.ndarray, best: int,
             not needs_lua(candidates[best]):
         return best
     knob = best_knob(ev, candidates, ok)
-    if knob is None or score(ev)[best] - score(ev)[knob] >= settings.lua_margin:
+    if knob is None:
         return best
-    return knob
+    ranks = score(ev)
+    return best if ranks[best] - ranks[knob] >= settings.lua_margin else knob
 
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,

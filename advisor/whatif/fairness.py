@@ -44,17 +44,18 @@ def normalized_shares(accounting: Accounting, names: Sequence[str]) -> np.ndarra
     times down the tree); equal shares for names the associations do not hold (users
     standing in for accounts, or a site with no associations)."""
     accounts = {a.account: a for a in accounting.associations if not a.user}
+    level: dict[str, int] = {}          # each parent's children's shares, summed
+    for a in accounts.values():
+        level[a.parent] = level.get(a.parent, 0) + a.shares
     memo: dict[str, float] = {}
 
     def norm(name: str) -> float:
-        if name in memo:
-            return memo[name]
         a = accounts.get(name)
         if a is None or not a.parent:
-            memo[name] = 1.0
             return 1.0
-        siblings = sum(s.shares for s in accounts.values() if s.parent == a.parent)
-        memo[name] = (a.shares / siblings if siblings > 0 else 0.0) * norm(a.parent)
+        if name not in memo:
+            siblings = level[a.parent]
+            memo[name] = (a.shares / siblings if siblings > 0 else 0.0) * norm(a.parent)
         return memo[name]
 
     known = [n for n in names if n in accounts and accounts[n].parent]
@@ -81,14 +82,11 @@ def account_wait(waits: np.ndarray, accounts: np.ndarray, ref: int) -> np.ndarra
     numbered; see the module docstring); 1 when no account has ``MIN_ACCOUNT_JOBS``
     jobs."""
     out = np.ones(waits.shape[0])
-    counts = np.bincount(accounts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)       # none started: NaN
         common = max(float(np.nan_to_num(np.nanmean(waits[ref]))), WAIT_SLACK)
-    for a in np.flatnonzero(counts >= MIN_ACCOUNT_JOBS):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)   # none started: NaN
+        for a in np.flatnonzero(np.bincount(accounts) >= MIN_ACCOUNT_JOBS):
             means = np.nanmean(waits[:, accounts == a], axis=1)
-        if not np.isnan(means[ref]):
-            out = np.fmax(out, (means + common) / (means[ref] + common))
+            if not np.isnan(means[ref]):
+                out = np.fmax(out, (means + common) / (means[ref] + common))
     return out

@@ -117,8 +117,14 @@ def tail_push(waits: np.ndarray, ref: int, allow: np.ndarray | None = None) -> n
 
 def nice_of(base, snap: Snapshot) -> np.ndarray:
     """Each job's nice value, in ``base``'s job order (pending jobs may have one)."""
-    nice = {j.job_id: j.nice for j in snap.pending if j.nice}
-    return np.array([nice.get(int(i), 0) for i in base.job_ids], np.float64)
+    return _pending_values(base, snap, lambda j: j.nice)
+
+
+def _pending_values(inp, snap: Snapshot, value) -> np.ndarray:
+    """``value(job)`` of each of ``snap``'s pending jobs, in ``inp``'s job order; 0 for
+    the others (running, arriving)."""
+    known = {j.job_id: value(j) for j in snap.pending}
+    return np.array([known.get(int(i), 0) for i in inp.job_ids], np.float64)
 
 
 def candidate_input(base, cand: Candidate, snap: Snapshot, nice: np.ndarray,
@@ -162,9 +168,7 @@ def own_site_factors(inp, snap: Snapshot) -> np.ndarray:
     """Each job's site factor now (sprio's), in ``inp``'s order: a pending job keeps
     what the configuration in effect gave it, a new one gets none (as under the current
     candidate)."""
-    site = {j.job_id: j.priority_factors.get("site", 0.0) for j in snap.pending
-            if j.priority_factors.get("site", 0.0)}
-    return np.array([site.get(int(i), 0.0) for i in inp.job_ids], np.float64)
+    return _pending_values(inp, snap, lambda j: j.priority_factors.get("site", 0.0))
 
 
 def candidate_starts(inp, cand: Candidate, snap: Snapshot, runtimes: Mapping[int, int],

@@ -42,12 +42,6 @@ def _deep(context: Context) -> bool:
     return len(context.snapshot.pending) > context.config.backfill.bf_max_job_test
 
 
-def _held_within_depth(context: Context, key) -> float:
-    """The largest share of the first bf_max_job_test pending jobs that one value of
-    ``key(job)`` holds."""
-    return held_within(context.snapshot, context.config.backfill.bf_max_job_test, key)
-
-
 class BfKnob(Knob):
     """A SchedulerParameters setting: it stands for the ordering and the backfilling the
     configuration in effect has."""
@@ -55,6 +49,25 @@ class BfKnob(Knob):
     family = "bf"
     replaces = ("backfill", "ordering")
     CAVEATS = CYCLE_FREE
+
+
+class HolderCap(BfKnob):
+    """A cap on the jobs of one holder (a user, a partition) that backfill tries, proposed
+    where the queue is deeper than bf_max_job_test, none is set and one holder has over
+    half of that depth (submit order): bf_max_job_test over ``split`` (0: not here)."""
+
+    def holder(self, job) -> str:
+        raise NotImplementedError
+
+    def split(self, context: Context) -> int:
+        raise NotImplementedError
+
+    def propose(self, context: Context) -> list[dict]:
+        depth, split = context.config.backfill.bf_max_job_test, self.split(context)
+        if self.current(context) or not split or not _deep(context) or \
+                held_within(context.snapshot, depth, self.holder) <= 0.5:
+            return []
+        return [{next(iter(self.SETS)): max(depth // split, 1)}]
 
 
 @dataclass(frozen=True)
@@ -99,17 +112,16 @@ class MaxJobUserParams:
                                   "(0: no limit)")
 
 
-class MaxJobUser(BfKnob):
+class MaxJobUser(HolderCap):
     name, rank, Params = "max_job_user", 72, MaxJobUserParams
     summary = "bf_max_job_user: how many of one user's jobs backfill tries"
     SETS = {"bf_max_job_user": "backfill.bf_max_job_user"}
 
-    def propose(self, context: Context) -> list[dict]:
-        bf = context.config.backfill
-        if bf.bf_max_job_user or not _deep(context) or \
-                _held_within_depth(context, lambda j: j.user) <= 0.5:
-            return []
-        return [{"bf_max_job_user": max(bf.bf_max_job_test // 10, 1)}]
+    def holder(self, job) -> str:
+        return job.user
+
+    def split(self, context: Context) -> int:
+        return 10                       # a tenth of the depth
 
 
 @dataclass(frozen=True)
@@ -118,18 +130,18 @@ class MaxJobPartParams:
                                   "cycle (0: no limit)")
 
 
-class MaxJobPart(BfKnob):
+class MaxJobPart(HolderCap):
     name, rank, Params = "max_job_part", 73, MaxJobPartParams
     summary = "bf_max_job_part: how many of one partition's jobs backfill tries"
     SETS = {"bf_max_job_part": "backfill.bf_max_job_part"}
 
-    def propose(self, context: Context) -> list[dict]:
-        bf = context.config.backfill
-        parts = {p.name for p in context.cluster.partitions if p.state == "UP"}
-        if bf.bf_max_job_part or len(parts) < 2 or not _deep(context) or \
-                _held_within_depth(context, lambda j: j.partition) <= 0.5:
-            return []
-        return [{"bf_max_job_part": max(bf.bf_max_job_test // len(parts), 1)}]
+    def holder(self, job) -> str:
+        return job.partition
+
+    def split(self, context: Context) -> int:
+        """The UP partitions' count, among which the depth is split (0: one alone)."""
+        parts = sum(p.state == "UP" for p in context.cluster.partitions)
+        return parts if parts >= 2 else 0
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,26 @@ class PrioKnob(Knob):
     family = "prio"
     replaces = ("backfill", "ordering")
 
+    def halved_doubled(self, context: Context, top: int) -> list[dict]:
+        """Half and twice the weight in effect (the first key), or ``top`` where it is 0."""
+        key, weight = next(iter(self.SETS)), self.current(context)
+        return [{key: top}] if weight == 0 else [{key: weight // 2}, {key: 2 * weight}]
+
+
+class PolicyWeight(PrioKnob):
+    """The weight of a factor that sets the pending jobs apart only when their ``levels``
+    (QOS priorities, partition factors) differ: halved and doubled, or the largest policy
+    weight where 0."""
+
+    def levels(self, context: Context) -> set:
+        raise NotImplementedError
+
+    def propose(self, context: Context) -> list[dict]:
+        top = _top(context)
+        if not top or len(self.levels(context)) < 2:
+            return []
+        return self.halved_doubled(context, top)
+
 
 def _weight(default: int, what: str):
     return param(default, f"{what} (slurm.conf; Slurm's default {default})", min=0,
@@ -56,10 +76,6 @@ def _weight(default: int, what: str):
 def _top(context: Context) -> int:
     """The largest weight of the site's policy (0: its priority is no policy)."""
     return max(site_policy(context.config, context.cluster).values(), default=0)
-
-
-def _halved_doubled(weight: int, top: int, key: str) -> list[dict]:
-    return [{key: top}] if weight == 0 else [{key: weight // 2}, {key: 2 * weight}]
 
 
 @dataclass(frozen=True)
@@ -100,13 +116,12 @@ class JobSize(PrioKnob):
 
     def propose(self, context: Context) -> list[dict]:
         top = _top(context)
-        weight = context.config.priority_weight_job_size
         if not top:
             return []
-        if weight == 0:
+        if self.current(context) == 0:
             return [{"PriorityWeightJobSize": top // 2, "PriorityFavorSmall": small}
                     for small in (True, False)]
-        return _halved_doubled(weight, top, "PriorityWeightJobSize")
+        return self.halved_doubled(context, top)
 
 
 @dataclass(frozen=True)
@@ -122,8 +137,7 @@ class Fairshare(PrioKnob):
     def propose(self, context: Context) -> list[dict]:
         if not fair_share_played(context.snapshot):
             return []
-        return _halved_doubled(context.config.priority_weight_fairshare, 0,
-                               "PriorityWeightFairshare")
+        return self.halved_doubled(context, 0)
 
 
 @dataclass(frozen=True)
@@ -131,16 +145,13 @@ class QosParams:
     PriorityWeightQOS: int = _weight(0, "the QOS factor's weight")
 
 
-class Qos(PrioKnob):
+class Qos(PolicyWeight):
     name, rank, Params = "qos", 63, QosParams
     summary = "PriorityWeightQOS: how much a job's QOS priority counts"
     SETS = {"PriorityWeightQOS": "priority_weight_qos"}
 
-    def propose(self, context: Context) -> list[dict]:
-        top = _top(context)
-        if not top or len(qos_levels(context.snapshot)) < 2:
-            return []
-        return _halved_doubled(context.config.priority_weight_qos, top, "PriorityWeightQOS")
+    def levels(self, context: Context) -> set:
+        return qos_levels(context.snapshot)
 
 
 @dataclass(frozen=True)
@@ -148,17 +159,13 @@ class PartitionParams:
     PriorityWeightPartition: int = _weight(0, "the partition factor's weight")
 
 
-class PartitionWeight(PrioKnob):
+class PartitionWeight(PolicyWeight):
     name, rank, Params = "partition", 64, PartitionParams
     summary = "PriorityWeightPartition: how much a partition's PriorityJobFactor counts"
     SETS = {"PriorityWeightPartition": "priority_weight_partition"}
 
-    def propose(self, context: Context) -> list[dict]:
-        top = _top(context)
-        if not top or len(partition_factors(context.snapshot)) < 2:
-            return []
-        return _halved_doubled(context.config.priority_weight_partition, top,
-                               "PriorityWeightPartition")
+    def levels(self, context: Context) -> set:
+        return partition_factors(context.snapshot)
 
 
 @dataclass(frozen=True)
