@@ -35,6 +35,9 @@ POLICIES = (BASELINE, "easy:SPF:SPF")
 ORDERINGS, ORDERING_WINDOW = ("easy:SPF:SPF", "easy:SQF:SQF", "easy:LQF:LQF"), (12, 10)
 #: the online replay timed: a bundled trace of a large machine, its first week, daily
 ONLINE = ("LLNL-Atlas", 10, 7)
+#: fair share timed: windows (trace, first week, weeks) of bundled traces whose groups
+#: become accounts (KTH-SP2's 252 groups and 319 users: the costliest tree of the four)
+FAIR_SHARE = (("KTH-SP2", 14, 12), ("SDSC-BLUE", 10, 12))
 #: (figure, target, unit): each figure is below its target when met
 TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 0.040, "s"),
            ("slurm mode ÷ textbook on CTC-SP2", 2.0, "x"),
@@ -43,7 +46,8 @@ TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 
            ("replay CTC-SP2 ÷ plain-Python EASY", 1 / 3, "x"),
            ("tune KTH-SP2 process", 3.0, "s"), ("online decision", 0.5, "s"),
            ("cold compile, every kernel", 60.0, "s"),
-           ("slurm mode, GPUs + memory + limits ÷ none, same schedule", 2.0, "x"))
+           ("slurm mode, GPUs + memory + limits ÷ none, same schedule", 2.0, "x"),
+           ("slurm mode, fair share ÷ none, same window", 2.0, "x"))
 
 
 def trace_figures(name: str, repeat: int) -> dict:
@@ -158,13 +162,17 @@ def replay_against_plain(trace: str, repeat: int) -> dict:
             "ratio": replay["seconds"] / plain["seconds"]}
 
 
-def _window(trace: str, first_week: int, seconds: int):
+def _window(trace: str, first_week: int, seconds: int, accounts: bool = False):
     """The benchmark window of a bundled trace from its week ``first_week`` on, and the
-    history before it (``bench_window``)."""
+    history before it (``bench_window``); with ``accounts``, its groups as accounts
+    (``trace_accounts``: fair share in effect)."""
     from advisor.adapters.swf import read_swf, resolve_trace
     from advisor.model import SECONDS_PER_WEEK
     from advisor.whatif.hindsight import bench_window
+    from advisor.whatif.trace_accounts import with_accounts
     whole = read_swf(resolve_trace(trace))
+    if accounts:
+        whole = with_accounts(whole)
     t0 = int(whole.jobs["submit"].min()) + first_week * SECONDS_PER_WEEK
     return bench_window(whole, t0, t0 + seconds)
 
@@ -193,6 +201,39 @@ def orderings_figures() -> dict:
     return {"trace": "SDSC-BLUE", "weeks": weeks, "first_week": first,
             "jobs": len(window), "seconds": seconds,
             "worst_vs_spf": max(seconds.values()) / seconds[ORDERINGS[0]]}
+
+
+def fair_share_figures(repeat: int = 3) -> dict:
+    """Each FAIR_SHARE window kept fixed in the slurm mode under the site's own priority
+    (daily cuts, as the advice benchmark), with the trace's groups as accounts (fair share
+    in effect, and priority/multifactor's age) and without (Slurm's defaults): the median
+    of ``repeat`` runs each, the two taken in turn. Their schedules differ, as fair share
+    reorders the queue; the ratio is what judging a candidate with fair share costs."""
+    from advisor.engine import Estimates
+    from advisor.model import SECONDS_PER_WEEK
+    from advisor.plugins.spec import parse_policy
+    from advisor.settings import DEFAULTS
+    from advisor.whatif.hindsight import FixedTask, fixed_starts
+    from advisor.whatif.online import trace_history
+    from advisor.whatif.trace_accounts import baseline_spec
+
+    windows = []
+    for trace, first, weeks in FAIR_SHARE:
+        tasks = []
+        for accounts in (False, True):
+            window, prior = _window(trace, first, weeks * SECONDS_PER_WEEK, accounts)
+            tasks.append(FixedTask(window, Estimates(), 86400,
+                                   parse_policy(baseline_spec(window)),
+                                   trace_history(prior, DEFAULTS.history_weeks)))
+        for task in tasks:
+            fixed_starts(task)
+        plain_s, fair_s = _median_times(repeat, *(lambda t=t: fixed_starts(t)
+                                                  for t in tasks))
+        windows.append({"trace": trace, "first_week": first, "weeks": weeks,
+                        "jobs": len(tasks[0].workload),
+                        "associations": len(tasks[1].workload.accounts.associations),
+                        "without_s": plain_s, "with_s": fair_s, "ratio": fair_s / plain_s})
+    return {"windows": windows, "worst": max(w["ratio"] for w in windows)}
 
 
 def features_figures(trace: str = "CTC-SP2", count: int = 20000,
@@ -316,6 +357,7 @@ def bench(repeat: int = 5, tune: bool = True, online: bool = True,
     figures["import_floor"] = {**_process(["-c", IMPORT_FLOOR], repeat), "stdout": None}
     figures["slurm_orderings"] = _in_process("orderings_figures()")
     figures["features"] = _in_process("features_figures()")
+    figures["fair_share"] = _in_process(f"fair_share_figures({min(repeat, 3)})")
     if tune:
         figures["tune_process"] = _advisor(["tune", "KTH-SP2", "--weeks", "250", "--json"],
                                            min(repeat, 3))
@@ -341,7 +383,8 @@ def targets(f: dict) -> list[dict]:
         "online decision": f.get("online", {}).get("median_s"),
         "cold compile, every kernel": (f["compile"] or {}).get("all_s"),
         "slurm mode, GPUs + memory + limits ÷ none, same schedule":
-            f.get("features", {}).get("ratio")}
+            f.get("features", {}).get("ratio"),
+        "slurm mode, fair share ÷ none, same window": f.get("fair_share", {}).get("worst")}
     return [{"figure": name, "target": target, "unit": unit, "measured": measured[name],
              "met": None if measured[name] is None else measured[name] < target}
             for name, target, unit in TARGETS]
@@ -375,6 +418,12 @@ def bench_table(f: dict) -> Group:
                      f"{x['same_schedule_s']:.2f} s on the same schedule, "
                      f"{x['binding_s']:.2f} s where they bind "
                      f"({x['binding_ratio']:.2f}x, its queues longer)")
+    for w in f.get("fair_share", {}).get("windows", ()):
+        lines.append(f"fair share, {w['trace']} weeks {w['first_week']}-"
+                     f"{w['first_week'] + w['weeks']} ({w['jobs']:,} jobs, "
+                     f"{w['associations']} associations) kept fixed under the site's "
+                     f"priority: {w['with_s']:.2f} s, without {w['without_s']:.2f} s "
+                     f"({w['ratio']:.2f}x)")
     plain = f["against_plain"]
     lines.append(f"advisor.plain_easy {plain['trace']}: {plain['plain']['seconds']:.2f} s, "
                  f"{plain['plain']['peak_rss_mib']:.0f} MiB (same schedule)")

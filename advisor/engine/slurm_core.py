@@ -58,7 +58,7 @@ from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_backfill import backfill
 from advisor.engine.slurm_fairshare import fair_tree
 from advisor.engine.node_bits import FULL
-from advisor.engine.slurm_layout import C_FIRST_PASS, CPUS, FIXED, REC0, SUBMIT
+from advisor.engine.slurm_layout import C_FIRST_PASS, C_UNTIL, CPUS, FIXED, REC0, SUBMIT
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.slurm_queue import (enqueue, main_pass, nothing_fits, recalculate,
                                         sort_pending)
@@ -124,6 +124,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         st.bf_interval
     fs_on, backfill_on, starts_only = st.fs_on, st.backfill_on, st.starts_only
     recalculates = calc > 0 and (st.w_age > 0.0 or fs_on)
+    until = cfg[C_UNTIL]  # (NEVER: until every job has started)
     t_wake = t0 if (t0 != NO_RESUME and cfg[C_FIRST_PASS] != 0) else NEVER
     t_bf = NEVER
     t_calc = NEVER
@@ -132,7 +133,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         t_arr = jobs[SUBMIT, nxt] if nxt < n else NEVER
         t_end = ht[0] if sc[S_HN] > 0 else NEVER
         t = min(t_arr, t_end, t_wake, t_bf, t_calc, t_sched)
-        if t == NEVER:
+        if t == NEVER or t > until:
             break
         events = t == t_wake
         t_wake = NEVER

@@ -24,6 +24,7 @@ multiples of the period, as no command prints that phase.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -44,12 +45,30 @@ def played(config: SchedulingConfig, accounting: Accounting) -> bool:
 
 
 def build(accounting: Accounting, jobs: Sequence[Job]):
-    """(parent, shares, is_user, usage, factor now, children, first child, child count,
-    each job's association) of the association tree, root first (-1: no parent; a job with
-    no association: -1; the factor now, sshare's, -1 where not known)."""
-    assocs = list(accounting.associations)
-    accounts = {a.account: i for i, a in enumerate(assocs) if not a.user}
-    root = next((i for i, a in enumerate(assocs) if not a.user and not a.parent), None)
+    """(parent, S (``normalized_shares``), is_user, usage, factor now, children, first
+    child, child count, each job's association) of the association tree, root first (-1:
+    no parent; a job with no association: -1; the factor now, sshare's, -1 where not
+    known)."""
+    assocs = accounting.associations
+    order, parent, shares, is_user, children, first, counts, user_at = _tree(
+        tuple((a.account, a.user, a.parent, a.shares) for a in assocs))
+    usage = np.array([assocs[old].raw_usage for old in order], np.float64)
+    factor = np.array([assocs[old].fairshare if assocs[old].user else -1.0
+                       for old in order], np.float64)
+    job_assoc = np.array([user_at.get((j.account, j.user), -1) for j in jobs], np.int64)
+    # (copies: the cached arrays are shared by every call that hits the cache)
+    return (parent.copy(), shares.copy(), is_user.copy(), usage, factor, children.copy(),
+            first.copy(), counts.copy(), job_assoc)
+
+
+@lru_cache(maxsize=8)
+def _tree(assocs: tuple[tuple[str, str, str, int], ...]):
+    """``build``'s tree of (account, user, parent, shares) associations, which is the same
+    at each moment of a replay while their usage moves: the order of the associations
+    (root first), parent, S, is_user, children, first child, child count, and each
+    (account, user)'s position."""
+    accounts = {a[0]: i for i, a in enumerate(assocs) if not a[1]}
+    root = next((i for i, a in enumerate(assocs) if not a[1] and not a[2]), None)
     order = [root] if root is not None else []
     order += [i for i in range(len(assocs)) if i != root]
     at = {old: new for new, old in enumerate(order)}
@@ -57,16 +76,12 @@ def build(accounting: Accounting, jobs: Sequence[Job]):
     parent = np.full(n, -1, np.int64)
     shares = np.zeros(n, np.float64)
     is_user = np.zeros(n, np.bool_)
-    usage = np.zeros(n, np.float64)
-    factor = np.full(n, -1.0)
     for new, old in enumerate(order):
-        a = assocs[old]
-        up = a.account if a.user else a.parent
+        account, user, up_account, raw_shares = assocs[old]
+        up = account if user else up_account
         parent[new] = at[accounts[up]] if up in accounts and new != 0 else -1
-        shares[new] = a.shares
-        is_user[new] = bool(a.user)
-        usage[new] = a.raw_usage
-        factor[new] = a.fairshare if a.user else -1.0
+        shares[new] = raw_shares
+        is_user[new] = bool(user)
     counts = np.bincount(parent[parent >= 0], minlength=n).astype(np.int64)
     first = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     children = np.empty(int(counts.sum()), np.int64)
@@ -75,10 +90,9 @@ def build(accounting: Accounting, jobs: Sequence[Job]):
         if parent[a] >= 0:
             children[fill[parent[a]]] = a
             fill[parent[a]] += 1
-    user_at = {(assocs[old].account, assocs[old].user): at[old] for old in order
-               if assocs[old].user}
-    job_assoc = np.array([user_at.get((j.account, j.user), -1) for j in jobs], np.int64)
-    return parent, shares, is_user, usage, factor, children, first, counts, job_assoc
+    user_at = {(assocs[old][0], assocs[old][1]): at[old] for old in order if assocs[old][1]}
+    return (order, parent, normalized_shares(parent, shares), is_user, children, first,
+            counts, user_at)
 
 
 @njit(cache=True)
@@ -88,30 +102,34 @@ def decay_per_second(half_life):
     return 1.0 - 0.693 / half_life if half_life > 0 else 1.0
 
 
-@njit(cache=True)
-def level_fs(a, parent, shares, usage, first, counts, children):
-    """Association a's LF = S / U among its siblings [src: fair_tree.c _calc_assoc_fs()]."""
-    p = parent[a]
-    level = 0.0
-    for k in range(first[p], first[p] + counts[p]):
-        level += shares[children[k]]
-    s = shares[a] / level if level > 0 else 0.0
-    u = usage[a] / usage[p] if usage[p] > 0 else 0.0
-    if s == 0.0:
-        return 0.0
-    return np.inf if u == 0.0 else s / u
+def normalized_shares(parent: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """S of each association: its shares over its siblings' and its own, 0 for the root
+    or where the level has none [src: fair_tree.c _calc_assoc_fs()]. Fixed for a run, so
+    summed once, not at each pass."""
+    level = np.bincount(parent[parent >= 0], weights=shares[parent >= 0],
+                        minlength=len(parent))
+    below = np.where(parent >= 0, level[np.maximum(parent, 0)], 0.0)
+    return np.divide(shares, below, out=np.zeros(len(shares)), where=below > 0)
 
 
 @njit(cache=True)
-def fair_tree(parent, shares, is_user, usage, children, first, counts, lf, factor):
-    """Each user association's fair-share factor into ``factor`` (``lf``: scratch, one per
-    association). The children of each account are sorted in place."""
+def fair_tree(parent, norm_shares, is_user, usage, children, first, counts, lf, factor):
+    """Each user association's fair-share factor into ``factor`` (``norm_shares``: S, as
+    ``normalized_shares`` gives it; ``lf``: scratch, one per association). The children
+    of each account are sorted in place."""
     n = parent.shape[0]
     users = 0
-    for a in range(n):
+    for a in range(n):  # LF = S / U, U = usage over the parent's [src: _calc_assoc_fs()]
         users += is_user[a]
-        if parent[a] >= 0:
-            lf[a] = level_fs(a, parent, shares, usage, first, counts, children)
+        p = parent[a]
+        if p < 0:
+            continue
+        if norm_shares[a] == 0.0:
+            lf[a] = 0.0
+        elif usage[a] == 0.0 or usage[p] <= 0.0:
+            lf[a] = np.inf
+        else:  # (as Slurm divides, so that the same ties fall)
+            lf[a] = norm_shares[a] / (usage[a] / usage[p])
     if n == 0 or users == 0:
         return
     for p in range(n):  # each account's children: LF descending, users first on a tie
@@ -127,10 +145,10 @@ def fair_tree(parent, shares, is_user, usage, children, first, counts, lf, facto
     # depth first from the root, a stack of (account, next child, LF of the last one,
     # whether it started tied)
     stack = np.empty(n + 1, np.int64)
-    pos = np.zeros(n + 1, np.int64)
+    pos = np.empty(n + 1, np.int64)
     prev = np.empty(n + 1, np.float64)
-    tied_in = np.zeros(n + 1, np.bool_)
-    stack[0], prev[0], depth = 0, -1.0, 1
+    tied_in = np.empty(n + 1, np.bool_)
+    stack[0], pos[0], prev[0], tied_in[0], depth = 0, 0, -1.0, False, 1
     rank = rnt = users
     while depth > 0:
         top = depth - 1

@@ -34,8 +34,8 @@ from advisor.whatif.candidates import Candidate, slurm_candidate
 from advisor.whatif.recommend import recommend
 from advisor.whatif.runner import Executor
 from advisor.whatif.scenario import candidate_input, candidate_starts, nice_of, routed
-from advisor.whatif.trace_accounts import (account_names, baseline_spec, memory_per_cpu,
-                                           site_config, usage_at)
+from advisor.whatif.trace_accounts import (account_names, association_rows, baseline_spec,
+                                           memory_per_cpu, site_config, usage_at)
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,8 @@ class ReplaySystem:
         self.accounts = account_names(jobs["group"].to_numpy())
         self.memory = memory_per_cpu(jobs["req_mem"].to_numpy())
         self.associations = workload.accounts
+        self.association_rows = (None if workload.accounts is None else
+                                 association_rows(workload.accounts, self.accounts, self.users))
         self.row = {int(i): k for k, i in enumerate(self.ids)}
         self.jobs = [Job(job_id=int(self.ids[k]), user=self.users[k],
                          partition=TRACE_PARTITION, cpus=int(self.procs[k]), state="PENDING",
@@ -164,7 +166,7 @@ class ReplaySystem:
                         for j in (*snap.running, *snap.pending, *arrivals)}
             base = slurm_input(snap, runtimes, arrivals, config=current.config)
             inp = candidate_input(base, current, snap, nice_of(base, snap), runtimes, arrivals)
-            began = candidate_starts(inp, current, snap, runtimes, arrivals)
+            began = candidate_starts(inp, current, snap, runtimes, arrivals, nxt)
             rows = np.array([self.row[int(i)] for i in inp.job_ids], np.int64)
             fresh = (start[rows] < 0) & (began >= 0)
             if nxt is not None:
@@ -187,10 +189,10 @@ class ReplaySystem:
         snap = Snapshot(time=int(t), machine=self.machine, running=run_jobs,
                         pending=tuple(self.jobs[k] for k in pending), config=config,
                         source={"kind": "online replay"})
-        if self.associations is None:
+        if self.associations is None or self.association_rows is None:
             return snap
         usage = usage_at(self.associations, t, config.priority_decay_half_life,
-                         self.accounts, self.users, self.procs, start, start + self.runtime)
+                         self.association_rows, self.procs, start, start + self.runtime)
         return replace(snap, accounting=usage)
 
     def history(self, t: int, start: np.ndarray) -> pd.DataFrame:

@@ -172,12 +172,14 @@ def own_site_factors(inp, snap: Snapshot) -> np.ndarray:
 
 
 def candidate_starts(inp, cand: Candidate, snap: Snapshot, runtimes: Mapping[int, int],
-                     arrivals: Sequence[Job] = ()) -> np.ndarray:
+                     arrivals: Sequence[Job] = (), until: int | None = None) -> np.ndarray:
     """Each job's start under the candidate (``candidate_input``'s ``inp``), in its order:
     the slurm mode's, or its player's when a family plays a partition of its layout that
-    the slurm mode does not (``Candidate.player``)."""
+    the slurm mode does not (``Candidate.player``). With ``until``, the slurm mode's
+    stop after that second (-1: not started by then; ``start_times``); a player's
+    play to the end."""
     if cand.player is None:
-        return start_times(inp)
+        return start_times(inp, until)
     return cand.player.starts(inp, cand, snap, runtimes, arrivals, SLURM_PLAY)
 
 

@@ -25,7 +25,8 @@ from advisor.plugins.contract import Context
 from advisor.plugins.spec import Policy
 from advisor.units import format_moment
 from advisor.whatif.futures import history_from_workload
-from advisor.whatif.trace_accounts import account_names, memory_per_cpu, site_config, usage_at
+from advisor.whatif.trace_accounts import (account_names, association_rows, memory_per_cpu,
+                                           site_config, usage_at)
 
 #: What the engine assumes for a job with no time limit (Slurm's UNLIMITED): one year.
 UNLIMITED_ESTIMATE = UNLIMITED_MINUTES * 60
@@ -114,8 +115,9 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
         source["time_zone"] = workload.header.time_zone_string or "UTC"
     accounting = Accounting()
     if workload.accounts is not None:  # fair share: what the replay used until then
+        rows = association_rows(workload.accounts, accounts, users)
         accounting = usage_at(workload.accounts, time, config.priority_decay_half_life,
-                              accounts, users, arrays.procs, start, end)
+                              rows, arrays.procs, start, end)
         source["accounts"] = "groups, as accounts"
     return Snapshot(time=int(time), machine=machine, running=run_jobs,
                     pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),

@@ -80,13 +80,22 @@ def site_config(workload: Workload) -> SchedulingConfig:
                    accounting_storage_type="accounting_storage/slurmdbd")
 
 
-def usage_at(accounts: Accounting, t: int, half_life: int, account: np.ndarray,
-             user: np.ndarray, cpus: np.ndarray, start: np.ndarray,
-             end: np.ndarray) -> Accounting:
+def association_rows(accounts: Accounting, account: np.ndarray,
+                     user: np.ndarray) -> np.ndarray:
+    """Each job's user association and account association, as rows of
+    ``accounts.associations`` (-1: none): ``usage_at``'s index, made once per trace."""
+    at = {(a.account, a.user): i for i, a in enumerate(accounts.associations)}
+    return np.array([[at.get((a, u), -1) for a, u in zip(account.tolist(), user.tolist())],
+                     [at.get((a, ""), -1) for a in account.tolist()]], np.int64)
+
+
+def usage_at(accounts: Accounting, t: int, half_life: int, rows: np.ndarray,
+             cpus: np.ndarray, start: np.ndarray, end: np.ndarray) -> Accounting:
     """``accounts`` with each association's raw usage at ``t``: the CPU-seconds of the
     jobs run before ``t`` (``start`` >= 0, until ``end`` or ``t``), each second decayed by
     ``f ** (t - s)``, ``f`` the decay thread's (``slurm_fairshare.decay_per_second``),
-    summed up the tree (an account's usage holds its users')."""
+    summed up the tree (an account's usage holds its users'; the root's, all); ``rows``:
+    each job's associations (``association_rows``)."""
     ran = (start >= 0) & (start < t)
     a = np.minimum(start[ran], t).astype(np.float64)
     b = np.minimum(end[ran], t).astype(np.float64)
@@ -94,18 +103,16 @@ def usage_at(accounts: Accounting, t: int, half_life: int, account: np.ndarray,
     # the integral of f ** (t - s) over [a, b] (b - a without decay)
     used = cpus[ran] * ((np.exp(log_f * (t - b)) - np.exp(log_f * (t - a))) / -log_f
                         if log_f < 0 else b - a)
-    by_user: dict[tuple[str, str], float] = {}
-    for key, u in zip(zip(account[ran].tolist(), user[ran].tolist()), used.tolist()):
-        by_user[key] = by_user.get(key, 0.0) + u
-    by_account: dict[str, float] = {}
-    for (acc, _), u in by_user.items():
-        by_account[acc] = by_account.get(acc, 0.0) + u
-    total = sum(by_account.values())
-
-    def raw(assoc: Association) -> float:
-        if assoc.user:
-            return by_user.get((assoc.account, assoc.user), 0.0)
-        return total if not assoc.parent else by_account.get(assoc.account, 0.0)
-
-    return replace(accounts, associations=tuple(replace(x, raw_usage=raw(x))
-                                                for x in accounts.associations))
+    n = len(accounts.associations)
+    own = np.zeros(n)
+    for which in rows[:, ran]:  # users' rows, then accounts': neither overlaps the other
+        known = which >= 0
+        own += np.bincount(which[known], weights=used[known], minlength=n)
+    total = float(used.sum())
+    # (an association kept as it is when its usage is: most of a trace's users have
+    # none at a given moment, and a replace costs more than the rest of this)
+    new = [total if not x.user and not x.parent else float(own[i])
+           for i, x in enumerate(accounts.associations)]
+    return replace(accounts, associations=tuple(
+        x if v == x.raw_usage else replace(x, raw_usage=v)
+        for x, v in zip(accounts.associations, new)))

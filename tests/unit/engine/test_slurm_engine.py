@@ -326,3 +326,19 @@ def test_start_times_skip_only_cycles_that_start_nothing(reserve):
     start, _ = run_slurm(inp)
     assert (start >= 0).all()
     assert np.array_equal(start_times(inp), start)
+
+
+@pytest.mark.parametrize("timing", [None, LIVE])
+def test_start_times_until_an_instant_are_the_whole_run_s_up_to_it(timing):
+    """``start_times(inp, until)`` stops the run after second ``until``: the jobs started
+    by then (in the whole second ``until`` too, when a second holds several ticks) start
+    as in the whole run, the others get -1."""
+    workload = read_swf(resolve_trace("KTH-SP2"),
+                        cleaning=CleaningOptions(drop_overruns=True, drop_oversize=True))
+    inp = replace(workload_input(workload, with_backfill(SchedulingConfig())), timing=timing)
+    whole = start_times(inp)
+    for until in np.quantile(whole, np.linspace(0.05, 0.95, 19)).astype(np.int64):
+        until = int(whole[whole >= until].min())  # (an instant at which a job starts)
+        cut = start_times(inp, until)
+        assert np.array_equal(cut, np.where(whole <= until, whole, -1))
+        assert (cut == until).any() and (cut == -1).any()

@@ -148,3 +148,27 @@ def test_the_ticks_fall_at_the_decay_threads_phase():
     assert got == [0, 30, 40]
     got, _ = play(JOBS, [30, 10, 10], config=config, people=known, decay_ran=30)
     assert got == [0, 40, 30]
+
+
+def test_the_tree_is_built_once_and_its_usage_read_at_each_call():
+    """``build`` keeps the tree of a set of associations while their usage moves (a
+    replay's moments): each call reads its own usage, and sorting one call's children in
+    place (as ``fair_tree`` does) leaves the next call's in the tree's own order."""
+    served, starved = tree(phys_usage=100.0, chem_usage=200.0), tree(phys_usage=900.0,
+                                                                    chem_usage=100.0)
+    first = build(Accounting(associations=tuple(served)), ())
+    kids = first[5].copy()
+    assert factors(served)[("phys", "ann")] > factors(served)[("chem", "ann")]
+    assert factors(starved)[("phys", "ann")] < factors(starved)[("chem", "ann")]
+    again = build(Accounting(associations=tuple(served)), ())
+    assert np.array_equal(again[5], kids)
+    assert np.array_equal(again[3], first[3]) and again[3][2] == 100.0
+
+
+def test_shares_are_normalized_over_each_level():
+    """S: an association's shares over its siblings' (phys 3 of 5 under root, beside
+    root's own user and chem, 1 each; each user the whole of its account's); 0 for the
+    root."""
+    _, shares = build(Accounting(associations=tuple(tree())), ())[:2]
+    assert shares[0] == 0.0
+    assert shares.tolist()[1:] == pytest.approx([1 / 5, 3 / 5, 1.0, 1 / 5, 1.0])

@@ -15,8 +15,8 @@ from advisor.whatif.online import ReplaySystem
 from advisor.whatif.recommend import recommend
 from advisor.whatif.snapshot import trace_history, trace_snapshot
 from advisor.whatif.trace_accounts import (FAIRSHARE_WEIGHT, SITE_BASELINE, account_names,
-                                           baseline_spec, memory_per_cpu, site_config,
-                                           usage_at, with_accounts)
+                                           association_rows, baseline_spec, memory_per_cpu,
+                                           site_config, usage_at, with_accounts)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,8 @@ def test_usage_is_each_cpu_second_decayed_to_the_moment_and_summed_up_the_tree()
     start = np.array([1000, 9000, 9500, -1])       # the last has not started
     end = np.array([5000, 12_000, 9800, -1])       # the second runs past t
     usage = {(a.account, a.user): a.raw_usage
-             for a in usage_at(accounts, t, half_life, account, user, cpus, start, end)
+             for a in usage_at(accounts, t, half_life, association_rows(accounts, account, user),
+                              cpus, start, end)
              .associations}
     f = 1 - 0.693 / half_life
 
