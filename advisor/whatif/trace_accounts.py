@@ -110,9 +110,9 @@ def usage_at(accounts: Accounting, t: int, half_life: int, rows: np.ndarray,
         own += np.bincount(which[known], weights=used[known], minlength=n)
     total = float(used.sum())
     # (an association kept as it is when its usage is: most of a trace's users have
-    # none at a given moment, and a replace costs more than the rest of this)
+    # none at a given moment, and a copy costs more than the rest of this)
     new = [total if not x.user and not x.parent else float(own[i])
            for i, x in enumerate(accounts.associations)]
     return replace(accounts, associations=tuple(
-        x if v == x.raw_usage else replace(x, raw_usage=v)
+        x if v == x.raw_usage else x.with_usage(v)
         for x, v in zip(accounts.associations, new)))

@@ -1,5 +1,7 @@
 """A trace's groups as accounts: the tree, the shares file, usage at a moment, fair share
 played in the online replay, and what sampled jobs ask (account, SWF field 10 memory)."""
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -54,6 +56,16 @@ def test_a_shares_file_names_groups_by_number_or_name(tmp_path):
         bad.write_text(text)
         with pytest.raises(BadInput, match=says):
             read_shares(bad)
+
+
+def test_an_association_with_other_usage_is_the_same_association_otherwise():
+    """``Association.with_usage`` (``usage_at``'s copy): the usage changed, every other
+    field kept, the original untouched, the copy as frozen."""
+    was = Association("g1", "7", parent="g1", shares=3, grp_tres={"cpu": 8}, raw_usage=1.0)
+    now = was.with_usage(5.0)
+    assert now == replace(was, raw_usage=5.0) and was.raw_usage == 1.0
+    with pytest.raises(AttributeError):
+        now.raw_usage = 2.0  # type: ignore[misc]
 
 
 def test_usage_is_each_cpu_second_decayed_to_the_moment_and_summed_up_the_tree():
