@@ -36,7 +36,7 @@ ORDERINGS, ORDERING_WINDOW = ("easy:SPF:SPF", "easy:SQF:SQF", "easy:LQF:LQF"), (
 #: the online replay timed: a bundled trace of a large machine, its first week, daily
 ONLINE = ("LLNL-Atlas", 10, 7)
 #: fair share timed: windows (trace, first week, weeks) of bundled traces whose groups
-#: become accounts (KTH-SP2's 252 groups and 319 users: the costliest tree of the four)
+#: become accounts, a small machine with many accounts and a large one
 FAIR_SHARE = (("KTH-SP2", 14, 12), ("SDSC-BLUE", 10, 12))
 #: (figure, target, unit): each figure is below its target when met
 TARGETS = (("CTC-SP2 EASY-FCFS-FCFS", 0.020, "s"), ("SDSC-BLUE EASY-FCFS-FCFS", 0.040, "s"),

@@ -87,7 +87,7 @@ class SlurmInput:
     job_lim: np.ndarray | None = None
     job_use: np.ndarray | None = None
     # fair share played (``slurm_fairshare.build``): the association tree (parent, first
-    # child, child count, user?), its children, (shares, usage, factor now), each job's
+    # child, child count, user?), its children, (S, usage, factor now), each job's
     # association; None: not played
     fs_tree: np.ndarray | None = None
     fs_children: np.ndarray | None = None
@@ -315,10 +315,10 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     cfg = config_vector(config, t0, first_pass)
     tree = (None,) * 4
     if fair:
-        parent, shares, is_user, usage, now, children, first, counts, assoc = \
+        parent, norm_shares, is_user, usage, now, children, first, counts, assoc = \
             fairshare_tree(snapshot.accounting, jobs)
         tree = (np.vstack([parent, first, counts, is_user.astype(np.int64)]), children,
-                np.vstack([shares, usage, now]), assoc)
+                np.vstack([norm_shares, usage, now]), assoc)
         cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
     # the decay thread's passes recompute the age factor as well as fair share (F7): a job
     # submitted since the last one keeps the priority it was given at submission

@@ -112,7 +112,9 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                    job_use, fs_tree, fs_children, fs_values, job_assoc):
     """Returns (start time of each job, its first backfill reservation or -1). With
     cfg[C_STARTS_ONLY] the second is left incomplete: a backfill cycle in which no pending
-    record fits in its partition's free CPUs is skipped, as it can start nothing."""
+    record fits in its partition's free CPUs is skipped, as it can start nothing. The run
+    ends after instant cfg[C_UNTIL] (NEVER: when every job has started); a job not
+    started by then keeps -1."""
     arrays, state = new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes,
                            part_tier, part_max, cfg, w_age, max_age, node_tres, job_tres,
                            lim_cap, job_lim, job_use, fs_tree, fs_children, fs_values,
