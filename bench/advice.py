@@ -15,6 +15,9 @@ judged weeks:
 * the advice (``online_replay``, a decision every day from the first judged day, its
   history the trace's jobs finished by then), once per seed.
 Every run shares the warm-up and the daily cuts; the differences are paired by window.
+With ``--fair-share`` (the traces' groups as accounts, fair share in effect) each run's
+fairness is reported too: its fair-share deviation and its account wait against the
+baseline's (``advisor.whatif.hindsight.fairness_columns``).
 
     .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
         [--cache DIR] [--jobs 2] [--out DIR] [--tag NAME] [Settings knobs...]
@@ -255,7 +258,8 @@ def _advise(spec: str, seed: int, loaded: tuple, settings: Settings, workers: in
 
 
 def _row(row) -> dict:
-    return {k: float(row[k]) for k in ("avg_wait", "p95_wait", "max_wait", "avg_bsld", "r")}
+    return {k: float(row[k]) for k in ("avg_wait", "p95_wait", "max_wait", "avg_bsld", "r",
+                                       "share_dev", "acct_wait") if k in row}
 
 
 def interval(values: list[float]) -> tuple[float, float]:
@@ -369,8 +373,27 @@ def _report(tag: str, docs: list[dict]) -> tuple:
     per_week = [w["per_week"] for w in rows]
     print(f"* changes per week: advice {np.mean(per_week):.2f} (at most {max(per_week):.2f})"
           f"; rolling pick {np.mean([w['rolling_per_week'] for w in rows]):.2f}")
+    if all("share_dev" in d["runs"]["baseline"] for d in docs):
+        _fairness(docs)
     return ([interval(v) for v in gains.values()], max(gains["pick"]), most,
             max(held, default=float("nan")), float(np.mean(per_week)))
+
+
+def _fairness(docs: list[dict]) -> None:
+    """With accounts: the fair-share deviation of the advice and of the references (mean
+    over the windows, the advice's over its seeds first), and the largest account wait
+    against the baseline's (``advisor.whatif.hindsight.fairness_columns``)."""
+    def over(key: str, of) -> list[float]:
+        return [float(np.mean([x[key] for x in of(d)])) for d in docs]
+
+    advice, refs = (lambda d: d["advice"]), {n: (lambda d, n=n: [d["runs"][n]])
+                                             for n in ("baseline", SITE, "rolling pick")}
+    devs = ", ".join(f"{n} {np.mean(over('share_dev', f)):.3f}" for n, f in refs.items())
+    waits = ", ".join(f"{n} {max(over('acct_wait', f)):.2f}" for n, f in refs.items())
+    print(f"* fair-share deviation (mean over windows): advice "
+          f"{np.mean(over('share_dev', advice)):.3f}; {devs}")
+    print(f"* account wait against the baseline's (largest window): advice "
+          f"{max(over('acct_wait', advice)):.2f}; {waits}")
 
 
 def unfinished(specs: list[str], archive: Path | None) -> None:

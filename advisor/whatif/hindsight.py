@@ -12,7 +12,8 @@ benchmark plays, over the same decision points (the same cuts cost all alike):
 * the rolling pick: the same rule re-applied every week on the weeks before, an automated
   hand-tuner (it reads each candidate's run kept fixed over those weeks);
 * the online advice, deciding from the window's start.
-Figures count the jobs submitted in the window, after the warm-up.
+Figures count the jobs submitted in the window, after the warm-up; with the trace's groups as
+accounts, each run's fairness too (``fairness_columns``).
 
 A candidate kept fixed is enacted anew at each decision point with the history before the
 window (its last ``Settings.history_weeks`` weeks, as the advisor reads them): the same
@@ -32,7 +33,8 @@ from advisor.cleaning import trace_window
 from advisor.engine import Estimates, job_arrays
 from advisor.errors import BadInput
 from advisor.metrics import bounded_slowdown, lawson_slowdown
-from advisor.model import SECONDS_PER_WEEK, SchedulingConfig, Workload, trace_machine
+from advisor.model import (SECONDS_PER_WEEK, Accounting, SchedulingConfig, Workload,
+                           trace_machine)
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
 from advisor.plugins.spec import Policy, parse_policy
@@ -40,8 +42,9 @@ from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.futures import history_from_workload
 from advisor.settings import Settings
 from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay, trace_history
+from advisor.whatif.fairness import account_wait, normalized_shares, share_deviation
 from advisor.whatif.runner import Executor, SerialExecutor
-from advisor.whatif.trace_accounts import baseline_spec, site_config
+from advisor.whatif.trace_accounts import account_names, baseline_spec, site_config
 
 #: objectives a run can be ranked by, and the column that holds them
 RANKED = {"avg_wait": "avg_wait", "avg_bsld": "avg_bsld", "p95_wait": "p95_wait"}
@@ -274,6 +277,8 @@ def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineRe
     submit, runtime = submit[m], runtime[m]
     table = runs_table(submit, runtime, {n: (sp, st[m]) for n, (sp, st) in runs.items()},
                        settings.risk)
+    if workload.accounts is not None:
+        table = table.assign(**fairness_columns(workload, runtime, runs, m))
     base = table.iloc[0]
     key = RANKED[settings.objective]
     fixed = table[table["name"].isin(static)] if static is not None else table.iloc[1:-1]
@@ -306,6 +311,25 @@ def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineRe
                        best["spec"], best_safe["spec"] if best_safe is not None else "", total,
                        runs[pick][0] if pick else "",
                        tuple(runs[n][0] if n in runs else n for _, n in schedule))
+
+
+def fairness_columns(workload: Workload, runtime: np.ndarray, runs: dict,
+                     mask: np.ndarray) -> dict[str, list[float]]:
+    """Each run's fairness over the judged jobs (``mask``; ``runtime``: theirs), as the
+    advice judges a future's (``advisor.whatif.fairness``): the fair-share deviation of
+    the CPU-seconds each account's jobs ran by the last judged submission against the
+    accounts' normalized shares, and the account wait against the first run's."""
+    submit = workload.jobs["submit"].to_numpy(np.int64)[mask]
+    names, index = np.unique(account_names(workload.jobs["group"].to_numpy())[mask],
+                             return_inverse=True)
+    shares = normalized_shares(workload.accounts or Accounting(), names.tolist())
+    cpus = job_arrays(workload).procs[mask]
+    starts = np.array([start[mask] for _, start in runs.values()], np.int64)
+    began = np.where(starts >= 0, starts, submit.max())
+    ran = np.clip(np.minimum(began + runtime, submit.max()) - began, 0, None) * cpus
+    waits = np.where(starts >= 0, starts - submit, np.nan)
+    return {"share_dev": [share_deviation(r, index, shares) for r in ran],
+            "acct_wait": account_wait(waits, index, 0).tolist()}
 
 
 def runs_table(submit: np.ndarray, runtime: np.ndarray, runs: dict,

@@ -182,3 +182,32 @@ def test_the_rolling_pick_re_applies_the_sites_rule_every_week(kth_window):
     before = runs[base][1] <= at
     assert np.array_equal(spf[before], runs[base][1][before])
     assert not np.array_equal(spf, runs[base][1])
+
+
+def test_fairness_columns_see_an_account_held_back(kth):
+    """With the trace's groups as accounts, each run has its fair-share deviation and its
+    account wait against the first run. Holding the busiest account's jobs back ten days
+    makes its mean wait the largest ratio and takes its CPU-seconds out of the window
+    (each account's, by the last submission, against equal shares: worked out here with
+    pandas)."""
+    import pandas as pd
+
+    from advisor.engine import job_arrays
+    from advisor.whatif.hindsight import fairness_columns
+    from advisor.whatif.trace_accounts import account_names, with_accounts
+
+    w = with_accounts(kth.with_jobs(kth.jobs.iloc[:400].reset_index(drop=True)))
+    submit, runtime = w.jobs["submit"].to_numpy(np.int64), job_arrays(w).runtime
+    names = account_names(w.jobs["group"].to_numpy())
+    values, counts = np.unique(names, return_counts=True)
+    busiest = values[counts.argmax()]
+    late = np.where(names == busiest, submit + 10 * 86400, submit)
+    cols = fairness_columns(w, runtime, {"baseline": ("b", submit), "late": ("l", late)},
+                            np.ones(len(submit), bool))
+    assert cols["acct_wait"][0] == 1.0 and cols["acct_wait"][1] > 2.0
+    for start, dev in zip((submit, late), cols["share_dev"]):
+        ran = (np.clip(np.minimum(start + runtime, submit.max()) - start, 0, None)
+               * w.jobs["procs"].to_numpy())
+        got = pd.Series(ran).groupby(names).sum()
+        assert dev == pytest.approx(0.5 * np.abs(got / got.sum() - 1 / len(values)).sum())
+    assert cols["share_dev"][0] != cols["share_dev"][1]
