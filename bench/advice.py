@@ -383,17 +383,17 @@ def _fairness(docs: list[dict]) -> None:
     """With accounts: the fair-share deviation of the advice and of the references (mean
     over the windows, the advice's over its seeds first), and the largest account wait
     against the baseline's (``advisor.whatif.hindsight.fairness_columns``)."""
-    def over(key: str, of) -> list[float]:
-        return [float(np.mean([x[key] for x in of(d)])) for d in docs]
+    def per_window(name: str, key: str) -> list[float]:
+        return [float(np.mean([x[key] for x in (d["advice"] if name == "advice"
+                                                 else [d["runs"][name]])])) for d in docs]
 
-    advice, refs = (lambda d: d["advice"]), {n: (lambda d, n=n: [d["runs"][n]])
-                                             for n in ("baseline", SITE, "rolling pick")}
-    devs = ", ".join(f"{n} {np.mean(over('share_dev', f)):.3f}" for n, f in refs.items())
-    waits = ", ".join(f"{n} {max(over('acct_wait', f)):.2f}" for n, f in refs.items())
+    refs = ("baseline", SITE, "rolling pick")
+    devs = ", ".join(f"{n} {np.mean(per_window(n, 'share_dev')):.3f}" for n in refs)
+    waits = ", ".join(f"{n} {max(per_window(n, 'acct_wait')):.2f}" for n in refs)
     print(f"* fair-share deviation (mean over windows): advice "
-          f"{np.mean(over('share_dev', advice)):.3f}; {devs}")
+          f"{np.mean(per_window('advice', 'share_dev')):.3f}; {devs}")
     print(f"* account wait against the baseline's (largest window): advice "
-          f"{max(over('acct_wait', advice)):.2f}; {waits}")
+          f"{max(per_window('advice', 'acct_wait')):.2f}; {waits}")
 
 
 def unfinished(specs: list[str], archive: Path | None) -> None:

@@ -45,7 +45,7 @@ def played(config: SchedulingConfig, accounting: Accounting) -> bool:
 
 
 def build(accounting: Accounting, jobs: Sequence[Job]):
-    """(parent, S (``normalized_shares``), is_user, usage, factor now, children, first
+    """(parent, S (``level_shares``), is_user, usage, factor now, children, first
     child, child count, each job's association) of the association tree, root first (-1:
     no parent; a job with no association: -1; the factor now, sshare's, -1 where not
     known)."""
@@ -91,7 +91,7 @@ def _tree(assocs: tuple[tuple[str, str, str, int], ...]):
             children[fill[parent[a]]] = a
             fill[parent[a]] += 1
     user_at = {(assocs[old][0], assocs[old][1]): at[old] for old in order if assocs[old][1]}
-    return (order, parent, normalized_shares(parent, shares), is_user, children, first,
+    return (order, parent, level_shares(parent, shares), is_user, children, first,
             counts, user_at)
 
 
@@ -102,7 +102,7 @@ def decay_per_second(half_life):
     return 1.0 - 0.693 / half_life if half_life > 0 else 1.0
 
 
-def normalized_shares(parent: np.ndarray, shares: np.ndarray) -> np.ndarray:
+def level_shares(parent: np.ndarray, shares: np.ndarray) -> np.ndarray:
     """S of each association: its shares over its siblings' and its own, 0 for the root
     or where the level has none [src: fair_tree.c _calc_assoc_fs()]. Fixed for a run, so
     summed once, not at each pass."""
@@ -115,7 +115,7 @@ def normalized_shares(parent: np.ndarray, shares: np.ndarray) -> np.ndarray:
 @njit(cache=True)
 def fair_tree(parent, norm_shares, is_user, usage, children, first, counts, lf, factor):
     """Each user association's fair-share factor into ``factor`` (``norm_shares``: S, as
-    ``normalized_shares`` gives it; ``lf``: scratch, one per association). The children
+    ``level_shares`` gives it; ``lf``: scratch, one per association). The children
     of each account are sorted in place."""
     n = parent.shape[0]
     users = 0

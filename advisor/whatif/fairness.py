@@ -64,6 +64,14 @@ def normalized_shares(accounting: Accounting, names: Sequence[str]) -> np.ndarra
     return np.array([norm(n) if n in accounts else 0.0 for n in names])
 
 
+def numbered_accounts(accounting: Accounting, names: Sequence[str]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's account (``names``, one per job) numbered, and each numbered account's
+    normalized share (``normalized_shares``)."""
+    unique, index = np.unique(np.asarray(names), return_inverse=True)
+    return index.astype(np.int64), normalized_shares(accounting, unique.tolist())
+
+
 def share_deviation(cpu_seconds: np.ndarray, accounts: np.ndarray,
                     shares: np.ndarray) -> float:
     """Half the sum of |received - normalized| over the accounts (``accounts``: each job's,

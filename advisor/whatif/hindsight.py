@@ -42,7 +42,7 @@ from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.futures import history_from_workload
 from advisor.settings import Settings
 from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay, trace_history
-from advisor.whatif.fairness import account_wait, normalized_shares, share_deviation
+from advisor.whatif.fairness import account_wait, numbered_accounts, share_deviation
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.trace_accounts import account_names, baseline_spec, site_config
 
@@ -320,9 +320,8 @@ def fairness_columns(workload: Workload, runtime: np.ndarray, runs: dict,
     the CPU-seconds each account's jobs ran by the last judged submission against the
     accounts' normalized shares, and the account wait against the first run's."""
     submit = workload.jobs["submit"].to_numpy(np.int64)[mask]
-    names, index = np.unique(account_names(workload.jobs["group"].to_numpy())[mask],
-                             return_inverse=True)
-    shares = normalized_shares(workload.accounts or Accounting(), names.tolist())
+    index, shares = numbered_accounts(workload.accounts or Accounting(),
+                                      account_names(workload.jobs["group"].to_numpy())[mask])
     cpus = job_arrays(workload).procs[mask]
     starts = np.array([start[mask] for _, start in runs.values()], np.int64)
     began = np.where(starts >= 0, starts, submit.max())

@@ -35,7 +35,7 @@ from advisor.engine.slurm_layout import CPUS, FIXED, LIMIT, RUNTIME, SUBMIT
 from advisor.metrics import bounded_slowdown
 from advisor.model import UNLIMITED_SECONDS, Job, Snapshot, job_limit
 from advisor.plugins.enactment import JobColumns
-from advisor.whatif.fairness import account_of, normalized_shares, share_deviation
+from advisor.whatif.fairness import account_of, numbered_accounts, share_deviation
 from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import FutureSample
 
@@ -92,9 +92,7 @@ def account_columns(base, snap: Snapshot, arrivals: Sequence[Job]
     """Each job's account (``fairness.account_of``) numbered, in ``base``'s order, and each
     numbered account's normalized share."""
     by_id = {j.job_id: account_of(j) for j in (*snap.running, *snap.pending, *arrivals)}
-    names, accounts = np.unique([by_id.get(int(i), "") for i in base.job_ids],
-                                return_inverse=True)
-    return accounts.astype(np.int64), normalized_shares(snap.accounting, list(names))
+    return numbered_accounts(snap.accounting, [by_id.get(int(i), "") for i in base.job_ids])
 
 
 def tail_push(waits: np.ndarray, ref: int, allow: np.ndarray | None = None) -> np.ndarray:
