@@ -169,3 +169,35 @@ CONFIGURATIONS = {
                                                 "bf_job_part_count_reserve=1"),
                        ("batch",), EngineConfig(backfill="easy")),
 }
+
+# The knob plays (issue 58, item 5): for each kind of knob a native family proposes
+# (policies/prio, policies/bf), a base configuration and the same with that one key changed,
+# played on the same jobs, dealt to the accounts research and physics. The change must
+# alter which jobs start first, and the slurm mode must predict both plays. bf_window and
+# bf_max_job_test are played under conservative backfill (every job reserved), where they
+# decide the most: a job whose planned start is past bf_window gets no reservation, and only
+# the first bf_max_job_test pending jobs are tried.
+_CONSERVATIVE = "bf_interval=1,bf_continue"
+_KNOB_CONFIGURATIONS = {
+    "jobsize-easy": (dict(CONFIGURATIONS["fcfs-easy"][0], PriorityWeightJobSize="1000"),
+                     ("batch",), EngineConfig(backfill="easy")),
+    "fairshare-halflife-2min": (dict(CONFIGURATIONS["fairshare-easy"][0],
+                                     PriorityDecayHalfLife="00:02:00"),
+                                ("batch",), EngineConfig(backfill="easy")),
+    "bf-window-1min": (dict(_FCFS, SchedulerParameters=f"{_CONSERVATIVE},bf_window=1"),
+                       ("batch",), EngineConfig(backfill="conservative")),
+    "bf-window-10min": (dict(_FCFS, SchedulerParameters=f"{_CONSERVATIVE},bf_window=10"),
+                        ("batch",), EngineConfig(backfill="conservative")),
+    "bf-max-job-test-2": (dict(_FCFS, SchedulerParameters=f"{_CONSERVATIVE},"
+                                                          "bf_max_job_test=2"),
+                          ("batch",), EngineConfig(backfill="conservative")),
+    "bf-max-job-test-100": (dict(_FCFS, SchedulerParameters=f"{_CONSERVATIVE},"
+                                                            "bf_max_job_test=100"),
+                            ("batch",), EngineConfig(backfill="conservative")),
+}
+CONFIGURATIONS.update(_KNOB_CONFIGURATIONS)
+#: knob kind: (base configuration, the same with the knob's key changed)
+KNOB_PLAYS = {"prio/jobsize": ("fcfs-easy", "jobsize-easy"),
+              "prio/decay": ("fairshare-easy", "fairshare-halflife-2min"),
+              "bf/window": ("bf-window-1min", "bf-window-10min"),
+              "bf/max_job_test": ("bf-max-job-test-2", "bf-max-job-test-100")}

@@ -67,6 +67,9 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
             parts.append(Text(doc[note], style="yellow"))
     if doc["candidates"]:
         parts.append(candidates_table(doc, top))
+        accounts = accounts_table(doc)
+        if accounts is not None:
+            parts.append(accounts)
     if doc.get("left_out"):
         parts.append(Text(doc["left_out"], style="dim"))
     if doc.get("unplayed_note"):
@@ -173,6 +176,37 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
         return table
 
     return Group(FirstFit(layout(True), layout(False)), Text(CANDIDATES_LEGEND, style="dim"))
+
+
+def accounts_table(doc: dict, top: int = 8) -> FitTable | None:
+    """What the recommended change does to each account, against the configuration in
+    effect, over the futures sampled: the accounts whose mean wait grows most first
+    (None when no change is recommended, or a run stored before accounts were tallied)."""
+    rows = doc["candidates"]
+    chosen = next((r for r in rows[1:] if doc["change"] and r["spec"] ==
+                   doc["chosen"]["spec"]), None)
+    if chosen is None or not chosen.get("accounts") or not rows[0].get("accounts"):
+        return None
+    now, then = rows[0]["accounts"], chosen["accounts"]
+    names = [n for n in then if n in now and then[n]["mean_wait"] is not None
+             and now[n]["mean_wait"] is not None]
+    names.sort(key=lambda n: now[n]["mean_wait"] - then[n]["mean_wait"])
+    more = len(names) - top
+    table = FitTable(f"Accounts under {chosen['label']}",
+                     [Col("account", figure=False), Col("share"), Col("received"),
+                      Col("was"), Col("mean wait"), Col("was")],
+                     note=f"was: under the configuration in effect; means over the "
+                          f"futures; the {min(top, len(names))} of {len(names)} accounts "
+                          "judged "
+                          "whose mean wait grows most" + (", the others in the JSON"
+                                                          if more > 0 else "")
+                          + "; share: its normalized share among the accounts with work; "
+                          "received: its part of the CPU-time delivered within the horizon")
+    for n in names[:top]:
+        table.add_row(n, f"{then[n]['share']:.1%}", f"{then[n]['received']:.1%}",
+                      f"{now[n]['received']:.1%}", _hms(then[n]["mean_wait"]),
+                      _hms(now[n]["mean_wait"]))
+    return table
 
 
 def _wins(row: dict) -> str:

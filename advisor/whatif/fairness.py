@@ -65,11 +65,12 @@ def normalized_shares(accounting: Accounting, names: Sequence[str]) -> np.ndarra
 
 
 def numbered_accounts(accounting: Accounting, names: Sequence[str]
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's account (``names``, one per job) numbered, and each numbered account's
-    normalized share (``normalized_shares``)."""
+                      ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Each job's account (``names``, one per job) numbered, each numbered account's
+    normalized share (``normalized_shares``), and its name."""
     unique, index = np.unique(np.asarray(names), return_inverse=True)
-    return index.astype(np.int64), normalized_shares(accounting, unique.tolist())
+    return (index.astype(np.int64), normalized_shares(accounting, unique.tolist()),
+            tuple(unique.tolist()))
 
 
 def share_deviation(cpu_seconds: np.ndarray, accounts: np.ndarray,
@@ -98,3 +99,50 @@ def account_wait(waits: np.ndarray, accounts: np.ndarray, ref: int) -> np.ndarra
             if not np.isnan(means[ref]):
                 out = np.fmax(out, (means + common) / (means[ref] + common))
     return out
+
+
+class AccountTally:
+    """Each account's figures under each candidate, over the futures it was sampled on:
+    its jobs started (pending or arriving), their mean wait from submission, the part of
+    the CPU-time delivered within the horizon that it received, and its normalized share
+    (over the accounts with work in each future), the last two averaged over the futures
+    it had work in. The accounts reported are those the account wait judges (at least
+    ``MIN_ACCOUNT_JOBS`` jobs in a future)."""
+
+    def __init__(self, candidates: int):
+        # per candidate: {account: [jobs, summed wait, summed received part, summed share,
+        # futures, futures judged]}
+        self.rows: list[dict[str, list[float]]] = [{} for _ in range(candidates)]
+
+    def add(self, candidate: int, names: Sequence[str], accounts: np.ndarray,
+            waits: np.ndarray, received: np.ndarray, shares: np.ndarray) -> None:
+        """One future of ``candidate``: ``waits`` of its pending jobs from submission
+        (NaN: never started) and their ``accounts`` (numbered as ``names``), and the
+        CPU-seconds ``received`` by each numbered account and its normalized ``shares``."""
+        started = ~np.isnan(waits)
+        jobs = np.bincount(accounts[started], minlength=len(names))
+        summed = np.bincount(accounts[started], weights=waits[started], minlength=len(names))
+        judged = np.bincount(accounts, minlength=len(names)) >= MIN_ACCOUNT_JOBS
+        total, owed = float(received.sum()), float(shares.sum())
+        row = self.rows[candidate]
+        for k, name in enumerate(names):
+            t = row.setdefault(name, [0, 0.0, 0.0, 0.0, 0, 0])
+            t[0] += int(jobs[k])
+            t[1] += float(summed[k])
+            t[2] += float(received[k]) / total if total > 0 else 0.0
+            t[3] += float(shares[k]) / owed if owed > 0 else 0.0
+            t[4] += 1
+            t[5] += int(judged[k])
+
+    def figures(self, candidate: int) -> dict[str, dict[str, float]]:
+        """``candidate``'s judged accounts: {account: {"jobs", "mean_wait" (s),
+        "received", "share"}}, most jobs first."""
+        out = {}
+        for name, (jobs, waited, got, owed, futures, judged) in sorted(
+                self.rows[candidate].items(), key=lambda kv: (-kv[1][0], kv[0])):
+            if judged:
+                out[name] = {"jobs": int(jobs),
+                             "mean_wait": round(waited / jobs, 1) if jobs else None,
+                             "received": round(got / futures, 4),
+                             "share": round(owed / futures, 4)}
+        return out

@@ -320,8 +320,8 @@ def fairness_columns(workload: Workload, runtime: np.ndarray, runs: dict,
     the CPU-seconds each account's jobs ran by the last judged submission against the
     accounts' normalized shares, and the account wait against the first run's."""
     submit = workload.jobs["submit"].to_numpy(np.int64)[mask]
-    index, shares = numbered_accounts(workload.accounts or Accounting(),
-                                      account_names(workload.jobs["group"].to_numpy())[mask])
+    index, shares, _ = numbered_accounts(workload.accounts or Accounting(),
+                                         account_names(workload.jobs["group"].to_numpy())[mask])
     cpus = job_arrays(workload).procs[mask]
     starts = np.array([start[mask] for _, start in runs.values()], np.int64)
     began = np.where(starts >= 0, starts, submit.max())

@@ -30,7 +30,7 @@ from advisor.whatif.candidates import Candidate
 from advisor.whatif.futures import ArrivalSampler, RuntimeModel, draw_sample
 from advisor.whatif.past import PAST_OBJECTIVES, PastReplay
 from advisor.whatif.runner import Executor, SerialExecutor, batch_bounds
-from advisor.whatif.fairness import account_wait
+from advisor.whatif.fairness import AccountTally, account_wait
 from advisor.whatif.scenario import HIGHER_IS_BETTER, METRICS, Task, evaluate, tail_push
 
 RISK_SLACK = 60.0
@@ -42,14 +42,16 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
                  settings: Settings, executor: Executor | None = None,
                  past: PastReplay | None = None, ref: int = 0, previous: str | None = None,
                  allow: float | None = None,
-                 on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """(candidates, samples drawn, metrics) by the stages above; NaN: not drawn."""
+                 on_progress: Callable[[int, int], None] | None = None,
+                 tally: AccountTally | None = None) -> np.ndarray:
+    """(candidates, samples drawn, metrics) by the stages above; NaN: not drawn. Each
+    account's figures under each candidate into ``tally``, when given."""
     n = len(candidates)
     models = (RuntimeModel(history),       # what every stage draws its samples from
               ArrivalSampler(history, snapshot.time, settings.history_weeks))
     if not settings.race:       # no race: every candidate on every sample
         return simulate(snapshot, history, candidates, settings, executor, on_progress, ref,
-                        allow, models=models)
+                        allow, models=models, tally=tally)
     field = race_field(candidates, past, settings, ref, previous)
     keep = {0, ref, *(i for i, c in enumerate(candidates) if c.spec == previous)}
     first = min(FIRST_SAMPLES, settings.samples) if len(field) > len(keep) else \
@@ -70,7 +72,7 @@ def sample_raced(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Can
 
         out = simulate(snapshot, history, [candidates[i] for i in rows],
                        _with_samples(settings, count), executor, progress,
-                       rows.index(ref), allow, begin, models)
+                       rows.index(ref), allow, begin, models, tally, rows)
         results[rows, begin:begin + count] = out
 
     run(field, 0, first)
@@ -97,11 +99,14 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
              settings: Settings, executor: Executor | None = None,
              on_progress: Callable[[int, int], None] | None = None,
              ref: int = 0, allow: float | None = None, first: int = 0,
-             models: tuple[RuntimeModel, ArrivalSampler] | None = None) -> np.ndarray:
+             models: tuple[RuntimeModel, ArrivalSampler] | None = None,
+             tally: AccountTally | None = None, rows: list[int] | None = None
+             ) -> np.ndarray:
     """Every candidate on every sample: (candidates, samples, metrics); ``tail_push``
     against candidate ``ref``, a job counted as pushed only past a wait of ``allow``
     seconds from its submission, when given; the samples numbered from ``first``;
-    ``models``: the history's runtime model and arrival sampler, when made already."""
+    ``models``: the history's runtime model and arrival sampler, when made already;
+    each account's figures into ``tally`` (candidate k as ``rows[k]`` there)."""
     runtimes, arrivals = models or (RuntimeModel(history), ArrivalSampler(
         history, snapshot.time, settings.history_weeks))
     executor = executor or SerialExecutor()
@@ -117,12 +122,17 @@ def simulate(snapshot: Snapshot, history: pd.DataFrame, candidates: list[Candida
     waits: list[list] = [[None] * len(candidates) for _ in range(settings.samples)]
     ages: list[np.ndarray] = [np.zeros(0)] * settings.samples
     accounts: list[np.ndarray] = [np.zeros(0, np.int64)] * settings.samples
-    for done, (i, (out, w, age, acc)) in enumerate(executor.map_unordered(evaluate, tasks),
-                                                   1):
+    for done, (i, outcome) in enumerate(executor.map_unordered(evaluate, tasks), 1):
         s, c0 = where[i]
+        out = outcome.metrics
         results[c0:c0 + out.shape[0], s] = out
-        waits[s][c0:c0 + out.shape[0]] = list(w)
-        ages[s], accounts[s] = age, acc
+        waits[s][c0:c0 + out.shape[0]] = list(outcome.waits)
+        ages[s], accounts[s] = outcome.ages, outcome.accounts
+        if tally is not None:
+            for k in range(out.shape[0]):
+                tally.add(rows[c0 + k] if rows else c0 + k, outcome.names, outcome.accounts,
+                          outcome.waits[k] + outcome.ages, outcome.received[k],
+                          outcome.shares)
         if on_progress:
             on_progress(done, len(tasks))
     push, slower = METRICS.index("tail_push"), METRICS.index("account_wait")

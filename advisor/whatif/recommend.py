@@ -47,6 +47,7 @@ from advisor.plugins.spec import Policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate, candidates_for, context_for, slurm_candidate
 from advisor.whatif.decision import decide
+from advisor.whatif.fairness import AccountTally
 from advisor.whatif.past import PastReplay, replay_past
 from advisor.whatif.racing import sample_raced
 from advisor.whatif.runner import Executor
@@ -143,9 +144,10 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
               if settings.past and settings.decision != "rolling" else frozenset())
     past = (replay_past(snapshot, history, candidates, settings.history_weeks, executor,
                         costly, memo) if settings.past else None)
+    tally = AccountTally(len(candidates))
     results = (sample_raced(snapshot, history, candidates, settings, executor, past, ref,
                             previous, settings.risk * floor.max_wait if floor else None,
-                            on_progress) if settings.samples
+                            on_progress, tally) if settings.samples
                else np.zeros((len(candidates), 0, len(METRICS))))
     dwell = (max(0, in_effect_since + settings.dwell - snapshot.time)
              if in_effect_since is not None else 0)
@@ -161,6 +163,8 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
                            costly, memo)
         chosen, reason, table = decide(candidates, results, settings, previous, ref, floor,
                                        past, dwell)
+    for i, row in enumerate(table):
+        row["accounts"] = tally.figures(i)
     return Recommendation(snapshot.time, settings, candidates, results, chosen, reason, qb,
                           True, len(history), table, left_out, floor, past, missing)
 

@@ -64,6 +64,9 @@ class Outcome(NamedTuple):
     waits: np.ndarray      # (candidates, jobs) from the snapshot, float32, NaN: never starts
     ages: np.ndarray       # (jobs,) each job's wait before the snapshot (0: arrives later)
     accounts: np.ndarray   # (jobs,) each job's account, numbered as in the sample
+    received: np.ndarray   # (candidates, accounts) CPU-seconds within the horizon
+    shares: np.ndarray     # (accounts,) each numbered account's normalized share
+    names: tuple[str, ...]  # each numbered account's name
 
 
 def evaluate(task: Task) -> Outcome:
@@ -75,22 +78,25 @@ def evaluate(task: Task) -> Outcome:
     out = np.zeros((len(task.candidates), len(METRICS)))
     waits = np.zeros((len(task.candidates), int(pending.sum())), np.float32)
     since = np.maximum(base.jobs[SUBMIT], snap.time)[pending]
-    accounts, shares = account_columns(base, snap, sample.arrivals)
+    accounts, shares, names = account_columns(base, snap, sample.arrivals)
+    received = np.zeros((len(task.candidates), len(names)))
     for c, cand in enumerate(task.candidates):
         inp = candidate_input(base, cand, snap, nice, sample.runtimes, sample.arrivals)
         start = candidate_starts(inp, cand, snap, sample.runtimes, sample.arrivals)
+        used = cpu_seconds(inp, start, snap.time, task.horizon)
         out[c] = measure(inp, start, pending, snap.time, task.horizon, snap.machine.cpus,
-                         accounts, shares)
+                         used, accounts, shares)
+        received[c] = np.bincount(accounts, weights=used, minlength=len(names))
         own = start[pending]
         waits[c] = np.where(own >= 0, own - since, np.nan)
     return Outcome(out, waits, (since - base.jobs[SUBMIT][pending]).astype(np.float64),
-                   accounts[pending])
+                   accounts[pending], received, shares, names)
 
 
 def account_columns(base, snap: Snapshot, arrivals: Sequence[Job]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's account (``fairness.account_of``) numbered, in ``base``'s order, and each
-    numbered account's normalized share."""
+                    ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Each job's account (``fairness.account_of``) numbered, in ``base``'s order, each
+    numbered account's normalized share, and its name."""
     by_id = {j.job_id: account_of(j) for j in (*snap.running, *snap.pending, *arrivals)}
     return numbered_accounts(snap.accounting, [by_id.get(int(i), "") for i in base.job_ids])
 
@@ -269,13 +275,23 @@ def route_jobs(jobs: Sequence[Job], snap: Snapshot, cand: Candidate) -> tuple[Jo
                  for j, w, limit in zip(jobs, where, cols.limit))
 
 
+def cpu_seconds(inp, start: np.ndarray, t0: int, horizon: int) -> np.ndarray:
+    """Each job's CPU-seconds within the horizon from ``t0`` (0: never started)."""
+    jobs = inp.jobs
+    started = start >= 0
+    end = np.where(started, start + np.minimum(jobs[RUNTIME], jobs[LIMIT]), t0)
+    busy = np.clip(np.minimum(end, t0 + horizon) - np.maximum(np.where(started, start, t0),
+                                                               t0), 0, None)
+    return busy * jobs[CPUS]
+
+
 def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
-            cpus: int, accounts: np.ndarray | None = None,
+            cpus: int, used: np.ndarray, accounts: np.ndarray | None = None,
             shares: np.ndarray | None = None) -> np.ndarray:
-    """One row of METRICS for a simulated scenario (see the module docstring); the
-    fair-share deviation over ``accounts`` (each job's) with their ``shares`` (0 without
-    them); the account wait is 1 here (``fairness.account_wait`` fills it in against
-    the reference)."""
+    """One row of METRICS for a simulated scenario (see the module docstring; ``used``:
+    each job's ``cpu_seconds``); the fair-share deviation over ``accounts`` (each job's)
+    with their ``shares`` (0 without them); the account wait is 1 here
+    (``fairness.account_wait`` fills it in against the reference)."""
     jobs = inp.jobs
     started = start >= 0
     scope = pending & started
@@ -288,12 +304,9 @@ def measure(inp, start: np.ndarray, pending: np.ndarray, t0: int, horizon: int,
         row[1] = wait.mean()
         row[2] = np.percentile(still, 95)
         row[3] = still.max()
-    end = np.where(started, start + runtime, t0)
-    busy = np.clip(np.minimum(end, t0 + horizon) - np.maximum(np.where(started, start, t0),
-                                                               t0), 0, None)
-    row[4] = float((busy * jobs[CPUS]).sum()) / max(cpus * horizon, 1)
+    row[4] = float(used.sum()) / max(cpus * horizon, 1)
     row[5] = int((pending & ~started).sum())
     if accounts is not None and shares is not None:
-        row[7] = share_deviation(busy * jobs[CPUS], accounts, shares)
+        row[7] = share_deviation(used, accounts, shares)
     row[8] = 1.0
     return row

@@ -3,6 +3,7 @@ normalized shares, its mean wait against the reference's, and the risk limit on 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dataclasses import replace
 
@@ -11,7 +12,8 @@ from advisor.model import (Accounting, Association, Cluster, Job, Node, Partitio
 from advisor.settings import Settings
 from advisor.plugins.spec import parse_policy
 from advisor.whatif.candidates import candidates_for
-from advisor.whatif.fairness import account_wait, normalized_shares, share_deviation
+from advisor.whatif.fairness import (AccountTally, account_wait, normalized_shares,
+                                     share_deviation)
 from advisor.whatif.futures import FutureSample
 from advisor.whatif.recommend import decide
 from advisor.whatif.scenario import METRICS, Task, evaluate
@@ -95,10 +97,30 @@ def test_favouring_small_jobs_moves_cpu_time_from_the_account_of_wide_ones():
     cands = candidates_for(snap, [parse_policy("PriorityWeightJobSize=100000 "
                                                "PriorityFavorSmall=yes")])
     sample = FutureSample(0, {j.job_id: 7200 for j in pending}, ())
-    out, waits, ages, accounts = evaluate(Task(snap, tuple(cands), sample, 8 * 3600))
+    outcome = evaluate(Task(snap, tuple(cands), sample, 8 * 3600))
+    out, waits, ages, accounts = outcome[:4]
     dev = out[:, METRICS.index("share_dev")]
     assert np.allclose(dev, [0.25, 0.75])
     assert account_wait(waits + ages, accounts, 0)[1] > Settings().risk
+
+    # account by account, as the JSON and the report give it
+    tally = AccountTally(len(cands))
+    for c in range(len(cands)):
+        tally.add(c, outcome.names, accounts, waits[c] + ages, outcome.received[c],
+                  outcome.shares)
+    fcfs, small_first = tally.figures(0), tally.figures(1)
+    assert list(fcfs) == ["small", "wide"]         # most jobs first
+    assert (fcfs["wide"]["share"], fcfs["small"]["share"]) == (0.75, 0.25)
+    assert (fcfs["wide"]["received"], small_first["wide"]["received"]) == (1.0, 0.0)
+    assert small_first["small"]["received"] == 1.0
+    # FCFS: the wide jobs one after the other from the snapshot (2 h each, submitted
+    # 1000 s before it, a second apart), the small ones after them; favouring small jobs,
+    # the small ones four at a time (six rounds), then the wide ones (within seconds:
+    # the slurm mode starts a job at its scheduler's next pass)
+    assert fcfs["wide"]["jobs"] == small_first["wide"]["jobs"] == 6
+    assert fcfs["wide"]["mean_wait"] == pytest.approx(1000 - 2.5 + 2.5 * 7200, abs=5)
+    assert small_first["wide"]["mean_wait"] == pytest.approx(1000 - 2.5 + 8.5 * 7200, abs=5)
+    assert small_first["small"]["mean_wait"] == pytest.approx(500 - 11.5 + 2.5 * 7200, abs=5)
 
 
 def test_the_weeks_replayed_carry_each_job_s_account_and_the_accounts_shares():

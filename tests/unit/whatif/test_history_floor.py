@@ -68,7 +68,7 @@ def test_evaluate_gives_each_jobs_age_at_the_snapshot():
     from advisor.whatif.futures import draw_sample
     snap, hist = _setup(bundled("KTH-SP2", False))
     sample = draw_sample(snap, hist, 86400, 1)
-    out, waits, ages, _ = evaluate(Task(snap, tuple(_cands(2)), sample, 86400))
+    out, waits, ages, *_ = evaluate(Task(snap, tuple(_cands(2)), sample, 86400))
     pending = sorted(snap.time - j.submit_time for j in snap.pending)
     assert len(ages) == waits.shape[1] == len(snap.pending) + len(sample.arrivals)
     assert sorted(ages)[-len(pending):] == pytest.approx(pending)   # arrivals: 0

@@ -263,7 +263,7 @@ def test_the_waits_tail_push_reads_count_from_the_snapshot():
     snap, hist = _setup(bundled("KTH-SP2", False))
     assert min(j.submit_time for j in snap.pending) < snap.time - 3600   # old jobs wait
     cands = _cands(2)
-    out, waits, ages, _ = evaluate(Task(snap, tuple(cands), draw_sample(snap, hist, 86400, 1),
+    out, waits, ages, *_ = evaluate(Task(snap, tuple(cands), draw_sample(snap, hist, 86400, 1),
                                      86400))
     k = METRICS.index("max_wait")
     for c in range(len(cands)):
