@@ -90,16 +90,37 @@ def account_wait(waits: np.ndarray, accounts: np.ndarray, ref: int) -> np.ndarra
     started), its account wait against candidate ``ref`` (``accounts``: each job's,
     numbered; see the module docstring); 1 when no account has ``MIN_ACCOUNT_JOBS``
     jobs."""
-    out = np.ones(waits.shape[0])
+    n = int(accounts.max()) + 1 if accounts.size else 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)       # none started: NaN
-        common = max(float(np.nan_to_num(np.nanmean(waits[ref]))), WAIT_SLACK)
-        for a in np.flatnonzero(np.bincount(accounts) >= MIN_ACCOUNT_JOBS):
-            means = np.nanmean(waits[:, accounts == a], axis=1)
-            if not np.isnan(means[ref]):
-                out = np.fmax(out, (means + common) / (means[ref] + common))
+        common = float(np.nan_to_num(np.nanmean(waits[ref]))) if waits.size else 0.0
+    return worst_account_ratio(account_means(waits, accounts, n),
+                               np.bincount(accounts, minlength=n) >= MIN_ACCOUNT_JOBS,
+                               ref, common)
+
+
+def account_means(waits: np.ndarray, accounts: np.ndarray, n: int) -> np.ndarray:
+    """(rows, ``n``): each row's mean wait of each numbered account's started jobs (rows
+    of ``waits``, NaN: never started; NaN where none started)."""
+    out = np.full((waits.shape[0], n), np.nan)
+    for r, row in enumerate(waits):
+        ran = ~np.isnan(row)
+        count = np.bincount(accounts[ran], minlength=n)
+        summed = np.bincount(accounts[ran], weights=row[ran], minlength=n)
+        out[r] = np.where(count > 0, summed / np.maximum(count, 1), np.nan)
     return out
 
+
+def worst_account_ratio(means: np.ndarray, judged: np.ndarray, ref: int,
+                        common: float) -> np.ndarray:
+    """Per row of ``means`` (``account_means``), the largest ratio over the ``judged``
+    accounts of its mean to row ``ref``'s, both plus ``common`` (at least
+    ``WAIT_SLACK``); 1 when none is judged."""
+    common = max(common, WAIT_SLACK)
+    out = np.ones(means.shape[0])
+    for a in np.flatnonzero(judged & ~np.isnan(means[ref])):
+        out = np.fmax(out, (means[:, a] + common) / (means[ref, a] + common))
+    return out
 
 class AccountTally:
     """Each account's figures under each candidate, over the futures it was sampled on:
