@@ -6,12 +6,16 @@ predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, sl
     .venv/bin/python bench/sim_to_real.py [--jobs 80] [--span 300] [--trace KTH-SP2]
                                           [--load 1.5] [--gpu-every K] [--memory-every K]
                                           [--json F] [--save RECORDINGS.json]
-                                          [--release 22.05|24.11]
+                                          [--release 22.05|24.11|26.05] [--knobs] [--queued]
 
 ``--gpu-every 4`` makes every 4th job ask for a GPU (the cluster's n3 and n4 have two
 each), ``--memory-every 5`` every 5th other job for three quarters of a node's memory,
 ``--capped-every 3`` every 3rd job in the QOS capped (2 running jobs and 16 CPUs per user),
 ``--accounts research,physics`` the jobs to those accounts in turn (1 and 3 shares).
+``--knobs`` plays, instead of the study's configurations, each kind of knob's base and
+changed configuration (``advisor.studies.validate.KNOB_PLAYS``); a play starts from the
+cluster's own slurm.conf with its configuration's keys set, and ``--save`` writes when and
+on what the plays were recorded beside them.
 ``--log-backfill`` has slurmctld log each backfill decision (the job tested, the nodes
 tried, the reservation made; ``DebugFlags=Backfill,BackfillMap,Priority`` at
 ``SlurmctldDebug=verbose``) and keeps the cluster's folder, logs included, after the run.
@@ -36,7 +40,8 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_submit import play
 from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
-from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs, with_resources
+from advisor.studies.validate import (CONFIGURATIONS, KNOB_PLAYS, evaluate, queued,
+                                      scaled_jobs, with_resources)
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
 from tests.integration.slurm_release import RELEASES, release
 
@@ -60,6 +65,12 @@ def main() -> None:
                     help="before each play, set the fair-share usage of --accounts to 0")
     ap.add_argument("--repeat", type=int, default=1, help="plays of each configuration")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
+    ap.add_argument("--queued", action="store_true",
+                    help="the jobs queued behind a blocker of all CPUs, a second apart "
+                         "(advisor.studies.validate.queued)")
+    ap.add_argument("--knobs", action="store_true",
+                    help="play each knob kind's base and changed configuration (KNOB_PLAYS) "
+                         "instead of the study's")
     ap.add_argument("--release", choices=RELEASES, default=RELEASES[0],
                     help="the Slurm release the cluster runs (tests/integration)")
     ap.add_argument("--log-backfill", action="store_true",
@@ -81,13 +92,11 @@ def main() -> None:
         console.print(f"slurmctld's log: {cluster.root}/log/slurmctld.log")
     results, raw = {}, {}
     try:
-        for name in [c for c in args.config or list(CONFIGURATIONS)
-                     for _ in range(args.repeat)]:
+        knobs = [c for pair in KNOB_PLAYS.values() for c in pair]
+        names = args.config or (knobs if args.knobs else
+                                [c for c in CONFIGURATIONS if c not in knobs])
+        for name in [c for c in names for _ in range(args.repeat)]:
             settings, partitions, textbook = CONFIGURATIONS[name]
-            cluster.cancel_all()
-            cluster.reconfigure(**settings, **logging)
-            if args.reset_usage and args.accounts:
-                cluster.reset_usage(*args.accounts.split(","))
             name = f"{name}#{sum(1 for k in results if k.split('#')[0] == name) + 1}" \
                 if args.repeat > 1 else name
             jobs = with_resources(
@@ -96,8 +105,15 @@ def main() -> None:
                 args.gpu_every, args.memory_every, NODE_MEMORY * 3 // 4, NODE_CPUS,
                 accounts=tuple(a for a in args.accounts.split(",") if a),
                 qos_every=args.capped_every, qos="capped")
+            if args.queued:
+                jobs = queued(jobs, NODES * NODE_CPUS)
+            cluster.cancel_all()
             t = time.monotonic()
-            snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
+            # each play from the cluster's own slurm.conf: no key left from the one before
+            with cluster.reconfigured(**settings, **logging):
+                if args.reset_usage and args.accounts:
+                    cluster.reset_usage(*args.accounts.split(","))
+                snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
             raw[name] = {"settings": settings, "snapshot": snapshot.to_dict(),
                          "records": records}
             out = evaluate(snapshot, records, textbook)
@@ -117,7 +133,17 @@ def main() -> None:
                           f"{a['spearman']:.3f}", f"{a['mae_s']:.1f}")
     console.print(table)
     if args.save:
-        atomic_write(args.save, json.dumps(raw, indent=1, default=int))
+        version = next((r["snapshot"]["config"]["slurm_version"] for r in raw.values()), "")
+        about = {"recorded": f"{time.strftime('%Y-%m-%d')}, slurmctld {version}, "
+                             f"tests/integration/slurm_cluster.py ({NODES} nodes x "
+                             f"{NODE_CPUS} CPUs)",
+                 "workload": f"{args.trace} window via advisor.studies.validate.scaled_jobs: "
+                             f"{args.jobs} jobs over {args.span} s, max runtime "
+                             f"{args.max_runtime} s, load {args.load}"
+                             + (f", accounts {args.accounts}" if args.accounts else "")
+                             + (", queued behind a blocker (validate.queued)" if args.queued
+                                else "")}
+        atomic_write(args.save, json.dumps({**about, **raw}, indent=1, default=int))
     if args.json:
         atomic_write(args.json, json.dumps(
             {k: {"slurm": v["slurm"], "textbook": v["textbook"], "wall_s": v["wall_s"],

@@ -63,6 +63,18 @@ def scaled_jobs(workload: Workload, count: int, span: int, cpus: int, max_runtim
     return out
 
 
+def queued(jobs: list[ScaledJob], cpus: int, gap: int = 1) -> list[ScaledJob]:
+    """The same jobs queued behind a blocker: a job of all ``cpus`` CPUs (key 0) submitted
+    first, holding them until the others are submitted, ``gap`` seconds apart in the
+    window's order, and 10 s more. The queue then starts in the order the scheduler gives
+    it, which arrivals close to a job's end cannot change by their sub-second phases."""
+    ordered = sorted(jobs, key=lambda j: (j.offset, j.key))
+    hold = gap * len(ordered) + 10
+    blocker = ScaledJob(key=0, offset=0, runtime=hold, limit=math.ceil((hold + 5) / 60),
+                        cpus=cpus, partition=ordered[0].partition if ordered else "batch")
+    return [blocker] + [replace(j, offset=gap * (k + 1)) for k, j in enumerate(ordered)]
+
+
 def with_resources(jobs: list[ScaledJob], gpu_every: int, memory_every: int, memory: int,
                    max_cpus: int, accounts: tuple[str, ...] = (), qos_every: int = 0,
                    qos: str = "") -> list[ScaledJob]:
@@ -172,11 +184,12 @@ CONFIGURATIONS = {
 
 # The knob plays (issue 58, item 5): for each kind of knob a native family proposes
 # (policies/prio, policies/bf), a base configuration and the same with that one key changed,
-# played on the same jobs, dealt to the accounts research and physics. The change must
-# alter which jobs start first, and the slurm mode must predict both plays. bf_window and
-# bf_max_job_test are played under conservative backfill (every job reserved), where they
-# decide the most: a job whose planned start is past bf_window gets no reservation, and only
-# the first bf_max_job_test pending jobs are tried.
+# played on the same jobs (``queued``), dealt to the accounts research and physics. The
+# change must alter which jobs start first, and the slurm mode must predict both plays
+# (the half-life's pair has no recording yet: docs/simulation.md, "Knob plays").
+# bf_window and bf_max_job_test are played under conservative backfill (every job
+# reserved), where they decide the most: a job whose planned start is past bf_window gets
+# no reservation, and only the first bf_max_job_test pending jobs are tried.
 _CONSERVATIVE = "bf_interval=1,bf_continue"
 _KNOB_CONFIGURATIONS = {
     "jobsize-easy": (dict(CONFIGURATIONS["fcfs-easy"][0], PriorityWeightJobSize="1000"),

@@ -278,3 +278,55 @@ def test_an_ordering_added_to_the_labs_policy_keeps_it(included, tmp_path, capsy
     site = {job: f["site"] for (job, _), f in factors.items()}
     assert (site[wide], site[short[0]]) == (wide_site, short_site), site
     assert _pending_by_priority(slurm)[:2] == sorted(short)
+
+
+def _config_lines(slurm) -> dict[str, str]:
+    """``scontrol show config`` as {key: value}, as slurmctld reports every key but its
+    BOOT_TIME (from 23.11 ``scontrol reconfigure`` restarts slurmctld)."""
+    return {k.strip(): v.strip() for k, _, v in
+            (line.partition(" = ") for line in slurm.run("scontrol", "show", "config")
+             .splitlines()) if v and k.strip() != "BOOT_TIME"}
+
+
+def test_a_native_change_sets_exactly_its_keys_and_rolls_back(included, tmp_path, capsys):
+    """--apply of a knob (prio/jobsize: small jobs first, at twice the lab's weight) on the
+    same queue: first with a reconfigure that fails, which puts back every key slurmctld
+    reports as it was; then for real, after which slurmctld reports exactly the keys the
+    change shows changed, to the values shown, and no job_submit.lua (issue 58, item 5)."""
+    slurm, fragment, lua = included
+    blocker, wide, short = _queue(slurm)
+    before = _config_lines(slurm)
+    args = ["recommend", "--from", "slurm:cli", "--candidate",
+            "PriorityWeightJobSize=1000 PriorityFavorSmall=YES", "--samples", "2",
+            "--executor", "serial", "--min-gain", "0", "--min-wins", "0", "--risk", "1000",
+            "--store", str(tmp_path / "a.sqlite"), "--json", "--apply"]
+
+    bin_dir = _scontrol_wrapped(tmp_path, 'echo "slurm_reconfigure error: '
+                                'Zero Bytes were transmitted or received" >&2; exit 1')
+    assert main([*args, "--slurm-bin", str(bin_dir)]) == 6
+    err = capsys.readouterr().err
+    assert "rolled back" in err and len(err.strip().splitlines()) == 1, err
+    assert _config_lines(slurm) == before
+
+    assert main(args) == 10
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["chosen"]["spec"] == "prio/jobsize:PriorityWeightJobSize=1000:" \
+                                    "PriorityFavorSmall=YES", doc["chosen"]
+    assert "error" not in doc["applied"], doc["applied"]
+    change = doc["change_detail"]
+    # slurm.conf lines and a reconfigure alone: no job_submit.lua, no job updated
+    assert change["job_submit_lua"] == "" and not lua.exists()
+    assert change["commands"] == ["scontrol reconfigure"]
+    assert set(change["diff"]) == {"PriorityWeightJobSize", "PriorityFavorSmall"}
+    after = _config_lines(slurm)
+    moved = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    assert moved == set(change["diff"]), (moved, change["diff"])
+    for key, d in change["diff"].items():
+        assert after[key].lower() == str(d["recommended"]).lower(), (key, after[key], d)
+    # and the queue follows: the four short jobs ahead of the wide one once slurmctld
+    # recomputes the priorities, at its next PriorityCalcPeriod (1 minute here)
+    deadline = time.monotonic() + 90
+    while _pending_by_priority(slurm)[:4] != sorted(short) and time.monotonic() < deadline:
+        time.sleep(2)
+    assert _pending_by_priority(slurm)[:4] == sorted(short)
