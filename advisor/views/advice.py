@@ -197,11 +197,10 @@ def accounts_table(doc: dict, top: int = 8) -> FitTable | None:
                       Col("was"), Col("mean wait"), Col("was")],
                      note=f"was: under the configuration in effect; means over the "
                           f"futures; the {min(top, len(names))} of {len(names)} accounts "
-                          "judged "
-                          "whose mean wait grows most" + (", the others in the JSON"
-                                                          if more > 0 else "")
-                          + "; share: its normalized share among the accounts with work; "
-                          "received: its part of the CPU-time delivered within the horizon")
+                          f"judged whose mean wait grows most"
+                          f"{', the others in the JSON' if more > 0 else ''}; share: its "
+                          "normalized share among the accounts with work; received: its "
+                          "part of the CPU-time delivered within the horizon")
     for n in names[:top]:
         table.add_row(n, f"{then[n]['share']:.1%}", f"{then[n]['received']:.1%}",
                       f"{now[n]['received']:.1%}", _hms(then[n]["mean_wait"]),

@@ -122,6 +122,7 @@ def worst_account_ratio(means: np.ndarray, judged: np.ndarray, ref: int,
         out = np.fmax(out, (means[:, a] + common) / (means[ref, a] + common))
     return out
 
+
 class AccountTally:
     """Each account's figures under each candidate, over the futures it was sampled on:
     its jobs started (pending or arriving), their mean wait from submission, the part of

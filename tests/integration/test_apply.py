@@ -294,7 +294,7 @@ def test_a_native_change_sets_exactly_its_keys_and_rolls_back(included, tmp_path
     reports as it was; then for real, after which slurmctld reports exactly the keys the
     change shows changed, to the values shown, and no job_submit.lua (issue 58, item 5)."""
     slurm, fragment, lua = included
-    blocker, wide, short = _queue(slurm)
+    _, _, short = _queue(slurm)
     before = _config_lines(slurm)
     args = ["recommend", "--from", "slurm:cli", "--candidate",
             "PriorityWeightJobSize=1000 PriorityFavorSmall=YES", "--samples", "2",
