@@ -156,10 +156,10 @@ class AccountTally:
             t[4] += 1
             t[5] += int(judged[k])
 
-    def figures(self, candidate: int) -> dict[str, dict[str, float]]:
-        """``candidate``'s judged accounts: {account: {"jobs", "mean_wait" (s),
-        "received", "share"}}, most jobs first."""
-        out = {}
+    def figures(self, candidate: int) -> dict[str, dict[str, float | None]]:
+        """``candidate``'s judged accounts: {account: {"jobs", "mean_wait" (s; None when
+        none of its jobs started), "received", "share"}}, most jobs first."""
+        out: dict[str, dict[str, float | None]] = {}
         for name, (jobs, waited, got, owed, futures, judged) in sorted(
                 self.rows[candidate].items(), key=lambda kv: (-kv[1][0], kv[0])):
             if judged:
