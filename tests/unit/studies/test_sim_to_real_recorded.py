@@ -59,6 +59,8 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          # second after its submission, the order right: Spearman 0.999)
          ("knobs-queued-40jobs-load1.5", "bf-window-1min"): "34.1% / 48.8%",
          ("knobs-queued-40jobs-load1.5", "bf-window-10min"): "48.8% / 24.4%",
+         # a second play of it, slurmctld logging its backfill decisions
+         ("knobs-queued-40jobs-load1.5", "bf-window-10min#2"): "87.8% / 14.6%",
          ("knobs-queued-40jobs-load1.5", "bf-max-job-test-2"): "75.6% / 14.6%",
          # on 26.05 a 1-minute bf_window as on 22.05; at bf_max_job_test=100 a 4-CPU job of
          # 9 minutes started 46 s before the mode's start, a 60-s job 68 s after
