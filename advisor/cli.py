@@ -306,8 +306,8 @@ def _executing(args):
     executor = make_executor(args.workers, args.executor, args.ray_address,
                              ray_temp=default_path().parent / "ray",
                              ray_dashboard=args.ray_dashboard)
-    # Ray's core installs its own SIGTERM handler (a stack dump, then death): ours again,
-    # so that SIGTERM unwinds and shuts Ray down
+    # ours again, whatever Ray's start put in place (``interrupts.kept`` keeps them through
+    # ray.init): SIGTERM unwinds and shuts Ray down
     interrupts.install()
     try:
         yield executor
@@ -489,16 +489,22 @@ def entry() -> None:
         code = main()
     except KeyboardInterrupt:       # before main's own handling began
         code = _interrupted()
-    late = interrupts.received()
-    if late is not None and code not in interrupts.EXIT_CODES.values():
-        code = _interrupted()
     atexit._run_exitfuncs()         # what a normal exit runs first (logging's flush...)
+    _flush()
+    # read last, a few instructions before the exit: a signal after it comes to a process
+    # that is ending
+    if interrupts.received() is not None and code not in interrupts.EXIT_CODES.values():
+        code = _interrupted()
+        _flush()
+    os._exit(code)
+
+
+def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass                     # a closed pipe: nothing more to say
-    os._exit(code)
 
 
 def _run(argv: list[str] | None) -> int:

@@ -10,8 +10,10 @@ rich's), so a signal mask of the main thread alone would not hold it back. Where
 cannot raise (a callback from C: numba's compiler, an at-fork hook) it prints the exception
 and drops it; the unraisable hook ``install`` sets sends the signal again, to be raised
 once back in Python's own code. Inside numba or llvmlite, loading a kernel, the handler
-itself sends it again instead of raising. A library caller who installs nothing keeps Python's own
-behaviour, and ``deferred`` changes nothing.
+itself sends it again instead of raising. While a library starts (``kept``: Ray's start
+puts its own SIGTERM handlers, whose exit an at-fork hook may drop), ours stay in place. A
+library caller who installs nothing keeps Python's own behaviour, and ``deferred`` and
+``kept`` change nothing.
 """
 from __future__ import annotations
 
@@ -123,6 +125,29 @@ def received() -> int | None:
 def note(signum: int) -> None:
     """Record a signal that arrived by another way (Ray's own SIGTERM handler exits)."""
     _received.append(signum)
+
+
+@contextmanager
+def kept():
+    """For the block, a library that sets a handler for SIGINT or SIGTERM leaves ours in
+    place (it is told ours was there): Ray's start puts its own for SIGTERM, which exits
+    where Python may drop the exit (an at-fork hook), or kills Ray's processes and then
+    ignores the signal. With ours, a signal raises as anywhere else, and the starter's own
+    cleanup (``RayExecutor``: a shutdown and the session's processes killed) runs."""
+    ours = {s for s in EXIT_CODES if signal.getsignal(s) is handler}
+    if not ours:
+        yield
+        return
+    original = signal.signal
+
+    def keeping(signum, new):
+        return handler if signum in ours else original(signum, new)
+
+    signal.signal = keeping
+    try:
+        yield
+    finally:
+        signal.signal = original
 
 
 @contextmanager

@@ -156,7 +156,7 @@ class RayExecutor(Closing):
             options = {"num_cpus": workers or os.cpu_count() or 1, "_temp_dir": str(given)}
         try:
             with ray_session.quiet_stderr(address is not None), \
-                    ray_session.on_loopback(address is None):
+                    ray_session.on_loopback(address is None), interrupts.kept():
                 ray.init(address=address, include_dashboard=dashboard, log_to_driver=False,
                          logging_level="ERROR", **options)
         except BaseException as e:        # an interrupt too: leave nothing started

@@ -81,11 +81,26 @@ def _gone(pgid: int, timeout: float = 10) -> list[str]:
     return left
 
 
+#: the kernel's flag of a process that is ending (``PF_EXITING``, include/linux/sched.h)
+PF_EXITING = 0x4
+
+
+def _ending(pid: int) -> bool:
+    """Whether the process has begun its exit: its memory is being unmapped (24 ms for a
+    run that started Ray) and a signal sent now is never handled."""
+    try:
+        flags = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[6])
+    except (OSError, IndexError):
+        return True
+    return bool(flags & PF_EXITING)
+
+
 def _signal_at(proc: subprocess.Popen, delay: float, signum: int) -> bool:
-    """Send ``signum`` after ``delay`` s, unless the run ended before: whether it was
-    sent. (waitid with WNOWAIT sees an ended run without reaping it.)"""
+    """Send ``signum`` after ``delay`` s, unless the run ended or is ending before: whether
+    it was sent. (waitid with WNOWAIT sees an ended run without reaping it.)"""
     time.sleep(delay)
-    if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+    if (os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            or _ending(proc.pid)):
         return False
     (os.killpg if signum == signal.SIGINT else os.kill)(proc.pid, signum)
     return True

@@ -3,6 +3,7 @@ notifying llvmlite's object cache, seen in CI: "Exception ignored on calling cty
 function", SIGTERM at 0.65 s of a run) Python prints the exception and drops it, and the run
 went on. The command line's unraisable hook sends the signal again, to be raised once the
 callback has returned. Here libc's qsort calls back into Python, which signals itself."""
+import signal
 import subprocess
 import sys
 import textwrap
@@ -65,3 +66,40 @@ def test_a_signal_inside_numba_is_raised_once_back_in_the_advisor_s_code():
     run = run_script(LOADING)
     assert run.stdout.split() == ["loaded", "499500", "interrupted", "KeyboardInterrupt"]
     assert run.stderr == ""
+
+
+KEPT = textwrap.dedent("""
+    import os, signal, sys, time
+    from advisor import interrupts
+
+    def foreign(signum, frame):          # as Ray's start's: exits, or does nothing
+        sys.exit(signum)
+
+    original = signal.signal
+    installed = len(sys.argv) > 1
+    if installed:
+        interrupts.install()
+    with interrupts.kept():
+        told = signal.signal(signal.SIGTERM, foreign)
+        signal.signal(signal.SIGUSR1, foreign)      # another signal: set as asked
+        print("told ours", told is interrupts.handler)
+        print("usr1 set", signal.getsignal(signal.SIGUSR1) is foreign)
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except interrupts.Terminated:
+            print("raised Terminated")
+    print("after", signal.signal is original, flush=True)
+""")
+
+
+def test_a_library_start_leaves_our_handlers_in_place():
+    """While Ray starts (``interrupts.kept``) its SIGTERM handler, whose exit an at-fork hook
+    once dropped (CI: SIGTERM at 1.93 s of a run, exit 10), is not put in place: the signal
+    raises ours. Without ours installed, the library's is set as it asks."""
+    ours = run_script(KEPT.replace("len(sys.argv) > 1", "True")).stdout.splitlines()
+    assert ours == ["told ours True", "usr1 set True", "raised Terminated", "after True"]
+    theirs = subprocess.run([sys.executable, "-c", KEPT], capture_output=True, text=True,
+                            timeout=60)
+    assert theirs.returncode == signal.SIGTERM, theirs.stderr
+    assert theirs.stdout.splitlines() == ["told ours False", "usr1 set True"]
