@@ -168,7 +168,7 @@ def backfill(st, t):
         s = earliest(st, j, p, t, d)
         if s == NEVER:
             continue
-        add_reservation(st, s, d)
+        add_reservation(st, s, d, t)
         part_count[p] += 1
         if part_count[p] == st.part_reserve:
             reserved_out += 1

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from advisor.engine.node_bits import NONZERO, word_cpus
+from advisor.engine.slurm_layout import C_BF_WINDOW
 from advisor.engine.slurm_state import S_FREEVER, S_NEV, S_NRES, S_PICKED
 
 
@@ -116,17 +117,22 @@ def reserved_now(st, p, s, e):
 
 
 @njit(cache=True, inline="always")
-def add_reservation(st, s, d):
+def add_reservation(st, s, d, t):
     """F5: the picked nodes reserved from s for d seconds, times quantised to
     bf_resolution, the end down (up from 24.11: Slurm overestimates a reservation rather
-    than underestimate it); at least one slot [src: backfill.c end_reserve rounding,
-    _set_slot_time(), _add_reservation()]."""
+    than underestimate it); at least one slot. The cycle's map of reservations ends at
+    the window's end (t + bf_window, down to bf_resolution): a reservation is held up to
+    there, and one that begins there or later holds nothing [src: backfill.c
+    _attempt_backfill() window_end, _set_slot_time(), _add_reservation()]."""
     sc, res_b, res_e, res_w0, res_w1, ends = st.sc, st.res_b, st.res_e, st.res_w0, \
         st.res_w1, st.ends
     pick_bits, res = st.pick_bits, st.res
+    window_end = (t + st.cfg[C_BF_WINDOW]) // res * res
     i = sc[S_NRES]
     res_b[i] = s // res * res
-    res_e[i] = max((s + d + st.end_round) // res * res, res_b[i] + res)
+    if res_b[i] >= window_end:
+        return
+    res_e[i] = min(max((s + d + st.end_round) // res * res, res_b[i] + res), window_end)
     st.res_bits[i] = pick_bits
     res_w0[i], res_w1[i] = st.nw, 0
     for w in range(st.nw):
