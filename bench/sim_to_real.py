@@ -7,13 +7,17 @@ predict the real start times. Needs root (it starts munge, mariadb, slurmdbd, sl
                                           [--load 1.5] [--gpu-every K] [--memory-every K]
                                           [--json F] [--save RECORDINGS.json]
                                           [--release 22.05|24.11|26.05] [--knobs] [--queued]
+                                          [--usage-history HEAVY,LIGHT]
 
 ``--gpu-every 4`` makes every 4th job ask for a GPU (the cluster's n3 and n4 have two
 each), ``--memory-every 5`` every 5th other job for three quarters of a node's memory,
 ``--capped-every 3`` every 3rd job in the QOS capped (2 running jobs and 16 CPUs per user),
 ``--accounts research,physics`` the jobs to those accounts in turn (1 and 3 shares).
 ``--knobs`` plays, instead of the study's configurations, each kind of knob's base and
-changed configuration (``advisor.studies.validate.KNOB_PLAYS``); a play starts from the
+changed configuration (``advisor.studies.validate.KNOB_PLAYS``; the half-life's pair is
+played with ``--config fairshare-easy --config fairshare-halflife-2min --usage-history
+physics,research``: the jobs behind blockers that give the accounts a usage history,
+``validate.behind_usage``); a play starts from the
 cluster's own slurm.conf with its configuration's keys set, and ``--save`` writes when and
 on what the plays were recorded beside them.
 ``--log-backfill`` has slurmctld log each backfill decision (the job tested, the nodes
@@ -40,8 +44,8 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_submit import play
 from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
-from advisor.studies.validate import (CONFIGURATIONS, KNOB_PLAYS, evaluate, queued,
-                                      scaled_jobs, with_resources)
+from advisor.studies.validate import (CONFIGURATIONS, KNOB_PLAYS, behind_usage, evaluate,
+                                      queued, scaled_jobs, with_resources)
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
 from tests.integration.slurm_release import RELEASES, release
 
@@ -68,6 +72,10 @@ def main() -> None:
     ap.add_argument("--queued", action="store_true",
                     help="the jobs queued behind a blocker of all CPUs, a second apart "
                          "(advisor.studies.validate.queued)")
+    ap.add_argument("--usage-history", metavar="HEAVY,LIGHT",
+                    help="the jobs queued behind a blocker of all CPUs in account HEAVY for "
+                         "5 minutes, then one in LIGHT for 100 s (the half-life's play: "
+                         "advisor.studies.validate.behind_usage)")
     ap.add_argument("--knobs", action="store_true",
                     help="play each knob kind's base and changed configuration (KNOB_PLAYS) "
                          "instead of the study's")
@@ -107,6 +115,8 @@ def main() -> None:
                 qos_every=args.capped_every, qos="capped")
             if args.queued:
                 jobs = queued(jobs, NODES * NODE_CPUS)
+            elif args.usage_history:
+                jobs = behind_usage(jobs, NODES * NODE_CPUS, *args.usage_history.split(","))
             cluster.cancel_all()
             t = time.monotonic()
             # each play from the cluster's own slurm.conf: no key left from the one before
@@ -142,7 +152,9 @@ def main() -> None:
                              f"{args.max_runtime} s, load {args.load}"
                              + (f", accounts {args.accounts}" if args.accounts else "")
                              + (", queued behind a blocker (validate.queued)" if args.queued
-                                else "")}
+                                else "")
+                             + (f", queued behind blockers of {args.usage_history} "
+                                "(validate.behind_usage)" if args.usage_history else "")}
         atomic_write(args.save, json.dumps({**about, **raw}, indent=1, default=int))
     if args.json:
         atomic_write(args.json, json.dumps(

@@ -75,6 +75,27 @@ def queued(jobs: list[ScaledJob], cpus: int, gap: int = 1) -> list[ScaledJob]:
     return [blocker] + [replace(j, offset=gap * (k + 1)) for k, j in enumerate(ordered)]
 
 
+def behind_usage(jobs: list[ScaledJob], cpus: int, heavy: str, light: str,
+                 heavy_s: int = 300, light_s: int = 100, gap: int = 1) -> list[ScaledJob]:
+    """The same jobs queued behind two blockers of all ``cpus`` CPUs that give two accounts
+    a usage history: ``heavy`` holds them for ``heavy_s`` seconds, then ``light`` for
+    ``light_s``; the jobs are submitted ``gap`` seconds apart meanwhile. Whichever of the
+    two accounts' jobs start first then depends on the half-life: under days the heavy
+    account's larger usage counts, under minutes it has decayed by the time the queue
+    starts and the light account's recent usage counts more. With ``heavy`` the account of
+    more shares (physics, 3 shares to research's 1), in simulation the orders under 7 days
+    and 2 minutes differ (415-425 pairs flipped) at each phase of PriorityCalcPeriod (the
+    decay thread's minute) tried, 0 to 50 s in steps of 10; with holds of 240 and 75 s at
+    two phases of six they did not (issue 58's half-life play; docs/simulation.md "Knob
+    plays")."""
+    ordered = sorted(jobs, key=lambda j: (j.offset, j.key))
+    first = ordered[0].partition if ordered else "batch"
+    blockers = [ScaledJob(key=-k, offset=k, runtime=hold, limit=math.ceil((hold + 5) / 60),
+                          cpus=cpus, partition=first, account=account)
+                for k, (account, hold) in enumerate(((heavy, heavy_s), (light, light_s)))]
+    return blockers + [replace(j, offset=2 + gap * k) for k, j in enumerate(ordered)]
+
+
 def with_resources(jobs: list[ScaledJob], gpu_every: int, memory_every: int, memory: int,
                    max_cpus: int, accounts: tuple[str, ...] = (), qos_every: int = 0,
                    qos: str = "") -> list[ScaledJob]:
