@@ -71,6 +71,8 @@ def _flipped(first: list[float], then: list[float], apart: float) -> set[tuple[i
 #: cluster, and how many of them the slurm mode flips), each an expected failure
 NOT_YET = {("knobs-queued-40jobs-load1.5", "bf/window"):
                "72 of 162 flips: the ten-minute play at 48.8%",
+           ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf/max_job_test"):
+               "31 of 33 flips; the changed play at 70.7%",
            ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf/max_job_test"):
                "31 of 36 flips and 16 others; the changed play at 78.0%"}
 

@@ -64,7 +64,10 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          ("knobs-queued-40jobs-load1.5", "bf-window-10min#2"): "87.8% / 14.6%",
          ("knobs-queued-40jobs-load1.5", "bf-max-job-test-2"): "75.6% / 14.6%",
          # at bf_max_job_test=100 a 4-CPU job of 9 minutes started 46 s before the mode's
-         # start, a 60-s job 68 s after
+         # start, a 60-s job 68 s after (26.05); on 24.11 an 11-CPU job and a 4-CPU one
+         # after it in the queue started in the other order (141 and 156 s)
+         ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min"): "65.9% / 39.0%",
+         ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-max-job-test-100"): "70.7% / 14.6%",
          ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-window-1min"): "68.3% / 46.3%",
          ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-max-job-test-100"): "78.0% / 14.6%"}
 #: plays where the textbook mode is nearer than the slurm mode (a decision of 22.05's
