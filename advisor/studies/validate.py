@@ -82,12 +82,10 @@ def behind_usage(jobs: list[ScaledJob], cpus: int, heavy: str, light: str,
     ``light_s``; the jobs are submitted ``gap`` seconds apart meanwhile. Whichever of the
     two accounts' jobs start first then depends on the half-life: under days the heavy
     account's larger usage counts, under minutes it has decayed by the time the queue
-    starts and the light account's recent usage counts more. With ``heavy`` the account of
-    more shares (physics, 3 shares to research's 1), in simulation the orders under 7 days
-    and 2 minutes differ (415-425 pairs flipped) at each phase of PriorityCalcPeriod (the
-    decay thread's minute) tried, 0 to 50 s in steps of 10; with holds of 240 and 75 s at
-    two phases of six they did not (issue 58's half-life play; docs/simulation.md "Knob
-    plays")."""
+    starts and the light account's recent usage counts more. The holds are long enough
+    that, with ``heavy`` the account of more shares, the two orders differ at any phase of
+    the decay thread's minute (PriorityCalcPeriod) the jobs arrive at
+    (tests/unit/studies/test_behind_usage.py; docs/simulation.md "Knob plays")."""
     ordered = sorted(jobs, key=lambda j: (j.offset, j.key))
     first = ordered[0].partition if ordered else "batch"
     blockers = [ScaledJob(key=-k, offset=k, runtime=hold, limit=math.ceil((hold + 5) / 60),

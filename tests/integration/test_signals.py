@@ -86,8 +86,8 @@ PF_EXITING = 0x4
 
 
 def _ending(pid: int) -> bool:
-    """Whether the process has begun its exit: its memory is being unmapped (24 ms for a
-    run that started Ray) and a signal sent now is never handled."""
+    """Whether the process has begun its exit (its memory is being unmapped,
+    docs/recommend.md "Signals"): a signal sent now is never handled."""
     try:
         flags = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[6])
     except (OSError, IndexError):
