@@ -53,6 +53,9 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          ("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy#3"): "82.5% / 22.5%",
          ("slurm-26.05-study-80jobs-load1.5", "multifactor-2part"): "71.2% / 42.5%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy"): "85.0% / 35.0%",
+         # the half-life's base play (7 days): an 11-CPU job and a later 6-CPU one of the
+         # same account started in the other order (446 and 454 s), and what follows
+         ("slurm-26.05-knobs-history-40jobs-load1.5", "fairshare-easy"): "83.3% / 23.8%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy#2"): "82.5% / 32.5%",
          # the knob plays (test_knob_plays_recorded.py): a one-minute bf_window, on both
          # releases, right to about 80 s, then a 4-CPU job the mode holds back 14 s; at
