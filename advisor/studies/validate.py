@@ -203,9 +203,9 @@ CONFIGURATIONS = {
 
 # The knob plays (issue 58, item 5): for each kind of knob a native family proposes
 # (policies/prio, policies/bf), a base configuration and the same with that one key changed,
-# played on the same jobs (``queued``), dealt to the accounts research and physics. The
-# change must alter which jobs start first, and the slurm mode must predict both plays
-# (the half-life's pair has no recording yet: docs/simulation.md, "Knob plays").
+# played on the same jobs (``queued``; the half-life's ``behind_usage``), dealt to the
+# accounts research and physics. The change must alter which jobs start first, and the
+# slurm mode must predict both plays (docs/simulation.md, "Knob plays").
 # bf_window and bf_max_job_test are played under conservative backfill (every job
 # reserved), where they decide the most: a job whose planned start is past bf_window gets
 # no reservation, and only the first bf_max_job_test pending jobs are tried.

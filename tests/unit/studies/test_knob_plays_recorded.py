@@ -1,11 +1,12 @@
 """The native knobs against plays on the real test cluster (issue 58, item 5).
 
-For each kind of knob (a priority weight, bf_window, bf_max_job_test; the half-life has
-no play yet, docs/simulation.md "Knob plays") ``advisor.studies.validate.KNOB_PLAYS`` names
-a base configuration and the same with the knob's key changed; ``bench/sim_to_real.py
---knobs --queued --accounts research,physics --reset-usage --save`` played both on the
-same jobs (a scaled KTH-SP2 window queued behind a blocker of all CPUs,
-``validate.queued``, dealt to two accounts) and recorded them in
+For each kind of knob (a priority weight, the half-life, bf_window, bf_max_job_test;
+docs/simulation.md "Knob plays") ``advisor.studies.validate.KNOB_PLAYS`` names a base
+configuration and the same with the knob's key changed; ``bench/sim_to_real.py --knobs
+--queued --accounts research,physics --reset-usage --save`` played both on the same jobs
+(a scaled KTH-SP2 window queued behind a blocker of all CPUs, ``validate.queued``, dealt
+to two accounts; the half-life's behind blockers that give the accounts a usage history,
+``--usage-history physics,research``: ``validate.behind_usage``) and recorded them in
 tests/fixtures/sim-to-real/*knobs-*.json. Judged offline:
 
 * the change is the knob's: the knob's candidate from the base play's snapshot (the spec

@@ -66,6 +66,7 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          # a second play of it, slurmctld logging its backfill decisions
          ("knobs-queued-40jobs-load1.5", "bf-window-10min#2"): "87.8% / 14.6%",
          ("knobs-queued-40jobs-load1.5", "bf-max-job-test-2"): "75.6% / 14.6%",
+         # (its second play, bf-max-job-test-2#2, meets the floor: 97.6%)
          # at bf_max_job_test=100 a 4-CPU job of 9 minutes started 46 s before the mode's
          # start, a 60-s job 68 s after (26.05); on 24.11 an 11-CPU job and a 4-CPU one
          # after it in the queue started in the other order (141 and 156 s)
