@@ -83,8 +83,22 @@ def test_a_reservation_is_rounded_to_bf_resolution(version, end):
     arrays, st = queued(replace(CONFIG, slurm_version=version))
     main_pass(st, 0)
     earliest(st, B, 0, 0, 530)
-    add_reservation(st, 1000, 530)
+    add_reservation(st, 1000, 530, 0)
     assert (arrays.res_b[0], arrays.res_e[0]) == (960, end)
+
+
+@pytest.mark.parametrize("window, held", [(20, (960, 1200)), (16, None), (1440, (960, 1500))])
+def test_a_reservation_is_held_up_to_the_window_s_end(window, held):
+    """The cycle's map of reservations ends at its time plus bf_window, down to
+    bf_resolution (_attempt_backfill()'s window_end): B's [960, 1500) is cut at 1200 by a
+    20-minute window; under 16 minutes (960) it begins at the window's end and holds
+    nothing."""
+    arrays, st = queued(with_backfill(CONFIG, bf_window=window))
+    main_pass(st, 0)
+    earliest(st, B, 0, 0, 530)
+    add_reservation(st, 1000, 530, 0)
+    got = (arrays.res_b[0], arrays.res_e[0]) if arrays.sc[S_NRES] else None
+    assert got == held
 
 
 def test_an_end_gives_the_nodes_back():
