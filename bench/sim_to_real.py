@@ -69,10 +69,11 @@ def main() -> None:
                     help="before each play, set the fair-share usage of --accounts to 0")
     ap.add_argument("--repeat", type=int, default=1, help="plays of each configuration")
     ap.add_argument("--config", action="append", choices=list(CONFIGURATIONS))
-    ap.add_argument("--queued", action="store_true",
+    design = ap.add_mutually_exclusive_group()
+    design.add_argument("--queued", action="store_true",
                     help="the jobs queued behind a blocker of all CPUs, a second apart "
                          "(advisor.studies.validate.queued)")
-    ap.add_argument("--usage-history", metavar="HEAVY,LIGHT",
+    design.add_argument("--usage-history", metavar="HEAVY,LIGHT",
                     help="the jobs queued behind a blocker of all CPUs in account HEAVY for "
                          "5 minutes, then one in LIGHT for 100 s (the half-life's play: "
                          "advisor.studies.validate.behind_usage)")

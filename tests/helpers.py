@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -51,3 +52,12 @@ def one_line_error(done, code: int, *texts: str) -> str:
 #: the repository, and its recorded fixtures
 ROOT_DIR = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT_DIR / "tests" / "fixtures"
+
+
+def flipped_pairs(first: list[float], then: list[float],
+                  apart: float) -> set[tuple[int, int]]:
+    """Pairs (i, j) of jobs, by submission order, that started at least ``apart`` seconds
+    apart in ``first`` and in ``then``, in opposite orders."""
+    return {(i, j) for i, j in combinations(range(len(first)), 2)
+            if abs(first[i] - first[j]) >= apart and abs(then[i] - then[j]) >= apart
+            and (first[i] < first[j]) != (then[i] < then[j])}

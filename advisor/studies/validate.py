@@ -69,10 +69,17 @@ def queued(jobs: list[ScaledJob], cpus: int, gap: int = 1) -> list[ScaledJob]:
     window's order, and 10 s more. The queue then starts in the order the scheduler gives
     it, which arrivals close to a job's end cannot change by their sub-second phases."""
     ordered = sorted(jobs, key=lambda j: (j.offset, j.key))
-    hold = gap * len(ordered) + 10
-    blocker = ScaledJob(key=0, offset=0, runtime=hold, limit=math.ceil((hold + 5) / 60),
-                        cpus=cpus, partition=ordered[0].partition if ordered else "batch")
+    blocker = _blocker(0, 0, gap * len(ordered) + 10, cpus, ordered)
     return [blocker] + [replace(j, offset=gap * (k + 1)) for k, j in enumerate(ordered)]
+
+
+def _blocker(key: int, offset: int, hold: int, cpus: int, jobs: list[ScaledJob],
+             account: str = "") -> ScaledJob:
+    """A job of all ``cpus`` CPUs holding them ``hold`` seconds (its limit 5 s more, in
+    whole minutes), in the first job's partition."""
+    return ScaledJob(key=key, offset=offset, runtime=hold, limit=math.ceil((hold + 5) / 60),
+                     cpus=cpus, partition=jobs[0].partition if jobs else "batch",
+                     account=account)
 
 
 def behind_usage(jobs: list[ScaledJob], cpus: int, heavy: str, light: str,
@@ -87,9 +94,7 @@ def behind_usage(jobs: list[ScaledJob], cpus: int, heavy: str, light: str,
     the decay thread's minute (PriorityCalcPeriod) the jobs arrive at
     (tests/unit/studies/test_behind_usage.py; docs/simulation.md "Knob plays")."""
     ordered = sorted(jobs, key=lambda j: (j.offset, j.key))
-    first = ordered[0].partition if ordered else "batch"
-    blockers = [ScaledJob(key=-k, offset=k, runtime=hold, limit=math.ceil((hold + 5) / 60),
-                          cpus=cpus, partition=first, account=account)
+    blockers = [_blocker(-k, k, hold, cpus, ordered, account)
                 for k, (account, hold) in enumerate(((heavy, heavy_s), (light, light_s)))]
     return blockers + [replace(j, offset=2 + gap * k) for k, j in enumerate(ordered)]
 

@@ -60,12 +60,17 @@ def _ray_folder(tmp: Path) -> Path:
     return tmp / "state" / "slurm-policy-advisor" / "ray"
 
 
+def _stat_fields(stat: Path) -> list[str]:
+    """A /proc/PID/stat's fields after the command's name (state, ppid, pgrp, ...)."""
+    return stat.read_text().rsplit(")", 1)[1].split()
+
+
 def _live_in_group(pgid: int) -> list[str]:
     """Processes of the run's group that still run (zombies awaiting init do not)."""
     left = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = _stat_fields(stat)
             if int(fields[2]) == pgid and fields[0] != "Z":
                 left.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
                             .decode(errors="replace")[:80])
@@ -89,7 +94,7 @@ def _ending(pid: int) -> bool:
     """Whether the process has begun its exit (its memory is being unmapped,
     docs/recommend.md "Signals"): a signal sent now is never handled."""
     try:
-        flags = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[6])
+        flags = int(_stat_fields(Path(f"/proc/{pid}/stat"))[6])
     except (OSError, IndexError):
         return True
     return bool(flags & PF_EXITING)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from itertools import combinations
 
 import pytest
 
@@ -15,7 +14,7 @@ from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.model import Snapshot
 from advisor.studies.validate import (CONFIGURATIONS, behind_usage, evaluate, scaled_jobs,
                                       with_resources)
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, flipped_pairs
 
 SNAPSHOT = FIXTURES / "sim-to-real" / "fairshare-40jobs-load1.5.json"
 
@@ -46,15 +45,12 @@ def test_the_half_life_decides_which_account_starts_first(phase):
     records = _records(behind_usage(jobs, 64, "physics", "research"),
                        snapshot.time + 1 + phase)
     days, minutes = _starts(snapshot, records, 7 * 86400), _starts(snapshot, records, 120)
-    flipped = sum(1 for i, j in combinations(range(len(days)), 2)
-                  if abs(days[i] - days[j]) >= 2 and abs(minutes[i] - minutes[j]) >= 2
-                  and (days[i] < days[j]) != (minutes[i] < minutes[j]))
+    flipped = len(flipped_pairs(days, minutes, 2))
     assert flipped >= 200, flipped
     queue = [r for r in records if r["job_id"] > 2]
-    first = {name: min(days[r["job_id"] - 1] for r in queue if r["account"] == name)
-             for name in ("research", "physics")}
-    first_minutes = {name: min(minutes[r["job_id"] - 1] for r in queue
-                               if r["account"] == name) for name in ("research", "physics")}
+    first, first_minutes = (
+        {name: min(starts[r["job_id"] - 1] for r in queue if r["account"] == name)
+         for name in ("research", "physics")} for starts in (days, minutes))
     # under days the heavy account's usage counts and research starts first; under
     # minutes physics's has decayed and research's recent usage counts
     assert first["research"] < first["physics"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from itertools import combinations
 
 import pytest
 
@@ -32,7 +31,7 @@ from advisor.model import Snapshot
 from advisor.plugins.spec import parse_policy
 from advisor.studies.validate import CONFIGURATIONS, KNOB_PLAYS, evaluate
 from advisor.whatif.candidates import candidates_for
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, flipped_pairs
 
 RECORDINGS = FIXTURES / "sim-to-real"
 FLOOR = 0.90
@@ -58,14 +57,6 @@ def _knob_config(base: Snapshot, knob: str):
     policy = parse_policy(SPECS[knob])
     assert policy.choices[0].plugin.key == knob
     return candidates_for(base, [policy])[1].config
-
-
-def _flipped(first: list[float], then: list[float], apart: float) -> set[tuple[int, int]]:
-    """Pairs (i, j) of jobs, by submission order, that started at least ``apart`` seconds
-    apart in ``first`` and in ``then``, in opposite orders."""
-    return {(i, j) for i, j in combinations(range(len(first)), 2)
-            if abs(first[i] - first[j]) >= apart and abs(then[i] - then[j]) >= apart
-            and (first[i] < first[j]) != (then[i] < then[j])}
 
 
 #: knob plays the slurm mode does not predict yet (pairs of jobs the change flipped on the
@@ -96,8 +87,8 @@ def test_the_slurm_mode_predicts_what_a_knob_changes(fixture, knob):
     after = out["table"].sort_index()
     apart = out["slurm"]["tolerance_s"]
     real, sim = ([before[c].tolist(), after[c].tolist()] for c in ("real", "slurm"))
-    flipped, played = _flipped(*real, apart), _flipped(*sim, 0)
-    others = _flipped(*sim, apart) - _flipped(*real, 0)
+    flipped, played = flipped_pairs(*real, apart), flipped_pairs(*sim, 0)
+    others = flipped_pairs(*sim, apart) - flipped_pairs(*real, 0)
     print(f"\n{fixture} {knob}: {len(flipped)} pairs flipped on the cluster, "
           f"{len(flipped & played)} of them by the slurm mode, which flips {len(others)} "
           f"others; within {apart} s: {out['slurm']['within']:.1%}")
