@@ -3,7 +3,8 @@
 ``squeue --json`` gives the jobs (and, where a release's JSON leaves it out, ``squeue -O``
 which of them are exclusive); ``sinfo --json`` (22.05) or ``scontrol show node --json``
 the nodes; ``scontrol show partition -o`` the partitions; ``scontrol show config`` (text
-in every release) the configuration, and ``sprio`` the priority factors of pending jobs;
+in every release) the configuration, ``sdiag`` what a backfill cycle costs, and ``sprio``
+the priority factors of pending jobs;
 where accounting is kept in slurmdbd, ``sacctmgr`` and ``sshare`` the QOS, associations
 and usage. What differs by release is its row in ``advisor.releases``. Every command runs
 with a timeout, from a configurable directory; any failure is one error naming the
@@ -24,12 +25,15 @@ from advisor.model import (
     ACCOUNTING_COLUMNS,
     EFFICIENCY,
     HISTORY_COLUMNS,
+    TEST_CLUSTER_COST,
     Accounting,
+    BackfillCost,
     SWF_FIELDS,
     SWF_FLOAT_FIELDS,
     CleaningReport,
     Cluster,
     Machine,
+    Release,
     Snapshot,
     TraceHeader,
     Workload,
@@ -106,12 +110,36 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
     text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
     partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
     config = slurm_text.parse_config(commands.run("scontrol", "show", "config"))
+    config = replace(config, backfill_cost=backfill_cost(commands, release))
     factors = sprio_factors(commands)
     cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", ""))
     source = {"kind": "slurm", "adapter": "cli", "schema": version,
               "release": slurm_json.slurm_release(squeue)}
     return assemble(now, nodes, partitions, running, pending, config, source, factors,
                     cluster_name, accounting(commands, config, cluster_name))
+
+
+def backfill_cost(commands: SlurmCommands, release: Release) -> BackfillCost:
+    """What a backfill cycle costs on this cluster, from sdiag's backfill statistics
+    (``--json`` where the release prints it, else its text): the mean cycle less the fixed
+    part measured on the test cluster, per job it tried. Where sdiag has no cycle to show
+    yet, or will not answer (a site may keep it to operators), the test cluster's figures,
+    and the source says so."""
+    try:
+        if release.sdiag_json:
+            stats = slurm_json.backfill_stats(*_json(commands, "sdiag")[:1])
+        else:
+            stats = slurm_text.backfill_stats(commands.run("sdiag"))
+    except (SourceUnavailable, BadInput) as e:
+        return replace(TEST_CLUSTER_COST, source=f"{TEST_CLUSTER_COST.source} ({e})")
+    if stats["cycles"] == 0 or stats["depth_try_mean"] == 0:
+        return replace(TEST_CLUSTER_COST,
+                       source=f"{TEST_CLUSTER_COST.source} (sdiag: no cycle since its reset)")
+    fixed = TEST_CLUSTER_COST.cycle_us
+    per_job = max(stats["cycle_mean_us"] - fixed, 0) / stats["depth_try_mean"]
+    return BackfillCost(fixed, max(round(per_job), 1),
+                        f"sdiag: {stats['cycles']} cycles, mean {stats['cycle_mean_us']} us "
+                        f"over {stats['depth_try_mean']} jobs tried")
 
 
 def exclusive_jobs(commands: SlurmCommands) -> set[int]:

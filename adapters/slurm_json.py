@@ -288,3 +288,20 @@ def _cpu_seconds(value) -> float | None:
         return None
     return float(number(value.get("seconds")) or 0) + \
         float(number(value.get("microseconds")) or 0) / 1e6
+
+
+def backfill_stats(doc: dict) -> dict[str, int]:
+    """sdiag --json's backfill statistics, as ``slurm_text.backfill_stats`` reads its text
+    (the JSON's ``bf_table_size_mean`` is not the text's "Mean table size": the sum over
+    the cycles is used)."""
+    stats = doc.get("statistics")
+    keys = ("bf_cycle_counter", "bf_cycle_last", "bf_cycle_mean", "bf_depth_mean_try",
+            "bf_table_size_sum")
+    if not isinstance(stats, dict) or any(k not in stats for k in keys):
+        raise BadInput("sdiag --json: no backfill statistics (statistics.bf_cycle_mean, "
+                       "...); is SchedulerType=sched/backfill?")
+    cycles = int(number(stats["bf_cycle_counter"]) or 0)
+    return {"cycles": cycles, "cycle_last_us": int(number(stats["bf_cycle_last"]) or 0),
+            "cycle_mean_us": int(number(stats["bf_cycle_mean"]) or 0),
+            "depth_try_mean": int(number(stats["bf_depth_mean_try"]) or 0),
+            "table_mean": int(number(stats["bf_table_size_sum"]) or 0) // max(cycles, 1)}

@@ -12,10 +12,11 @@ slurmctld. A job's GRES are read from the raw TRES strings (``tres_per_node``,
 from __future__ import annotations
 
 import time as clock
+from dataclasses import replace
 
 from advisor.adapters import slurm_cli, slurm_json, slurm_text
 from advisor.errors import MissingExtra, SourceUnavailable
-from advisor.model import Job, Node, Partition, SchedulingConfig, Snapshot
+from advisor.model import Job, Node, Partition, SchedulingConfig, Snapshot, release_of
 
 
 def available() -> bool:
@@ -50,6 +51,8 @@ def snapshot(commands: slurm_cli.SlurmCommands = slurm_cli.SlurmCommands(),
     source = {"kind": "slurm", "adapter": "pyslurm",
               "release": getattr(module, "__version__", "")}
     conf = _config(config)
+    conf = replace(conf, backfill_cost=slurm_cli.backfill_cost(
+        commands, release_of(conf.slurm_version).release))
     return slurm_cli.assemble(now, node_objs, part_objs, running, pending, conf, source,
                               slurm_cli.sprio_factors(commands),
                               accounting=slurm_cli.accounting(commands, conf, ""))

@@ -352,3 +352,31 @@ def _number(text: str, where: str) -> float:
         return float(t)
     except ValueError:
         raise BadInput(f"{where}: '{text}' is not a number") from None
+
+
+#: sdiag's "Backfilling stats" lines read by ``backfill_stats``, and their names there
+_BACKFILL_STATS = {"Total cycles": "cycles", "Last cycle": "cycle_last_us",
+                   "Mean cycle": "cycle_mean_us", "Depth Mean (try depth)": "depth_try_mean",
+                   "Mean table size": "table_mean"}
+
+
+def backfill_stats(text: str) -> dict[str, int]:
+    """sdiag's "Backfilling stats" (text, every release): cycles since the last reset, the
+    last and mean cycle in microseconds, the mean depth of jobs tried, the mean table size
+    (the time slots of its plan)."""
+    out: dict[str, int] = {}
+    section = False
+    for line in text.splitlines():
+        if line.startswith("Backfilling stats"):
+            section = True
+        elif section and not line.strip():
+            break
+        elif section and ":" in line:
+            key, value = (s.strip() for s in line.split(":", 1))
+            if key in _BACKFILL_STATS:
+                out[_BACKFILL_STATS[key]] = _int(value.split()[0], f"sdiag {key}")
+    missing = sorted(set(_BACKFILL_STATS.values()) - set(out))
+    if missing:
+        raise BadInput(f"sdiag's Backfilling stats lack {', '.join(missing)}: is "
+                       "SchedulerType=sched/backfill, and sdiag's output whole?")
+    return out

@@ -71,6 +71,8 @@ class Release:
     #: ``scontrol reconfigure`` restarts slurmctld, so every slurm.conf key applies (23.11+);
     #: before, some keys need a restart (``RESTART_KEYS``)
     reconfigure_restarts: bool = True
+    #: sdiag prints --json (23.02+); before, its text alone
+    sdiag_json: bool = True
 
     def version(self) -> Version:
         return parse_version(self.name)  # type: ignore[return-value]
@@ -84,7 +86,7 @@ RESTART_KEYS = ("PriorityType", "SchedulerType", "SelectType", "PreemptType", "P
 #: every supported release, oldest first
 RELEASES = (
     Release("22.05", "v0.0.38", tested=True, sinfo_groups_nodes=False,
-            reconfigure_restarts=False),
+            reconfigure_restarts=False, sdiag_json=False),
     Release("23.02", "v0.0.39", reconfigure_restarts=False),
     Release("23.11", "v0.0.40"),
     Release("24.05", "v0.0.41"),

@@ -20,12 +20,32 @@ class BackfillParameters:
     bf_min_age_reserve: int = 0      # seconds
     bf_min_prio_reserve: int = 0
     bf_continue: bool = False
+    bf_max_time: int = 0             # seconds; 0: bf_interval's
+    bf_yield_interval: int = 2000000  # microseconds
+    bf_yield_sleep: int = 500000     # microseconds
     bf_max_job_part: int = 0
     bf_max_job_user: int = 0
     bf_one_resv_per_job: bool = False
     bf_busy_nodes: bool = False
     default_queue_depth: int = 100
     sched_interval: int = 60         # seconds
+
+
+@dataclass(frozen=True)
+class BackfillCost:
+    """What a backfill cycle costs on the cluster, in microseconds of slurmctld's time: to
+    begin one, and per job it tests (sdiag's "Backfilling stats": the mean cycle over the
+    mean depth it tried). Zero: cycles are free. ``source`` says where the figures come
+    from."""
+
+    cycle_us: int = 0
+    job_us: int = 0
+    source: str = ""
+
+
+#: the test cluster's figures (4 nodes of 16 CPUs; ``bench/bf_cost.py`` on 22.05, 24.11
+#: and 26.05, docs/slurm-mapping.md F13): what a live snapshot plays where sdiag shows none
+TEST_CLUSTER_COST = BackfillCost(32, 27, "the test cluster's (4 nodes)")
 
 
 @dataclass(frozen=True)
@@ -61,6 +81,7 @@ class SchedulingConfig:
     def_mem_per_cpu: int = 0               # MB; 0: not set
     def_mem_per_node: int = 0              # MB; 0: not set (UNLIMITED: the whole node)
     slurm_version: str = ""
+    backfill_cost: BackfillCost = BackfillCost()   # not a key: measured (sdiag)
 
     @property
     def memory_consumable(self) -> bool:

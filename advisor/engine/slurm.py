@@ -32,7 +32,10 @@ from advisor.engine.slurm_fairshare import build as fairshare_tree
 from advisor.engine.slurm_fairshare import played as fairshare_played
 from advisor.engine.slurm_limits import limit_rows
 from advisor.engine.slurm_resources import tres_rows
-from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL,
+from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_CONTINUE,
+                                         C_BF_COST_CYCLE, C_BF_COST_JOB, C_BF_MAX_TIME,
+                                         C_BF_YIELD_INTERVAL, C_BF_YIELD_SLEEP, C_TICK_US,
+                                         C_BF_INTERVAL,
                                          C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST,
                                          C_BF_MAX_JOB_USER, C_BF_MIN_AGE, C_BF_MIN_PRIO,
                                          C_BF_ONE_RESV, C_BF_PART_RESERVE, C_BF_RESOLUTION,
@@ -201,6 +204,13 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_RELEVANT_END] = int(played.plays("start_at_relevant_end"))
     cfg[C_ONE_NODE_FIRST] = int(played.plays("one_node_first_fit"))
     cfg[C_UNTIL] = NEVER
+    cfg[C_BF_MAX_TIME] = (bf.bf_max_time or bf.bf_interval) * 1_000_000
+    cfg[C_BF_YIELD_INTERVAL] = bf.bf_yield_interval
+    cfg[C_BF_YIELD_SLEEP] = bf.bf_yield_sleep
+    cfg[C_BF_CONTINUE] = int(bf.bf_continue)
+    cfg[C_BF_COST_CYCLE] = config.backfill_cost.cycle_us
+    cfg[C_BF_COST_JOB] = config.backfill_cost.job_us
+    cfg[C_TICK_US] = 1_000_000
     return cfg
 
 

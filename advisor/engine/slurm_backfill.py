@@ -8,13 +8,18 @@ from numba import njit
 
 from advisor.engine.core import NEVER, QUEUED
 from advisor.engine.node_bits import NONZERO, word_cpus
-from advisor.engine.slurm_layout import (C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV,
-                                         C_BF_WINDOW, CPUS, ELIGIBLE, MIN_NODES, USER)
+from advisor.engine.slurm_layout import (C_BF_COST_CYCLE, C_BF_COST_JOB, C_BF_MAX_TIME,
+                                         C_BF_MIN_AGE, C_BF_MIN_PRIO, C_BF_ONE_RESV,
+                                         C_BF_WINDOW, C_BF_YIELD_INTERVAL, C_BF_YIELD_SLEEP,
+                                         C_TICK_US, CPUS, ELIGIBLE, MIN_NODES, USER)
 from advisor.engine.slurm_queue import drop_started, nothing_fits
 from advisor.engine.slurm_reserve import (add_reservation, count_allows, held_max,
                                           mark_reserved, reserved_now)
 from advisor.engine.slurm_running import pick, start_job, within_limits
-from advisor.engine.slurm_state import S_CYCLE, S_NEV, S_NQ, S_NRES, S_NRL, S_QH
+from advisor.engine.slurm_state import (S_ARRIVED, S_BF_EL, S_BF_NQ, S_BF_POS,
+                                        S_BF_RELEASE, S_BF_RESOUT, S_BF_STARTED, S_BF_T,
+                                        S_BF_TESTED, S_BF_VER, S_CYCLE, S_FREEVER, S_NEV,
+                                        S_NQ, S_NRES, S_NRL, S_QH)
 from advisor.engine.slurm_willrun import earliest
 
 
@@ -60,9 +65,9 @@ def surely_reserves(st, j, t):
 
 
 @njit(cache=True, inline="always")
-def _starts_now(st, j, p, t, d):
+def _starts_now(st, j, p, t, d, at):
     """Whether job j fits now in p on nodes no reservation holds over [t, t + d]; if so it
-    starts [src: backfill.c _attempt_backfill()]."""
+    starts, at ``at`` [src: backfill.c _attempt_backfill()]."""
     cpus, part_free, nres = st.jobs[CPUS, j], st.part_free, st.sc[S_NRES]
     fits = cpus <= part_free[p]  # cheap test first: most jobs fail it
     if fits:
@@ -81,7 +86,7 @@ def _starts_now(st, j, p, t, d):
         if k > 0:
             if st.count_mode:
                 count_allows(st, cpus, t, t + d, True)
-            start_job(st, j, p, t, k)
+            start_job(st, j, p, at, k)
             return True
     return False
 
@@ -101,39 +106,99 @@ def _may_reserve(st, r, j, p, t):
     return not (cfg[C_BF_ONE_RESV] != 0 and st.got_resv[j] == st.sc[S_CYCLE])
 
 
-@njit(cache=True)
-def backfill(st, t):
-    """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits now
-    on nodes no earlier reservation holds over its limit; otherwise it may reserve whole
-    nodes [src: backfill.c _attempt_backfill(), _add_reservation()]. Returns whether a job
-    started."""
-    sc, queue, rec_job, rec_part, state, jobs = st.sc, st.queue, st.rec_job, st.rec_part, \
-        st.state, st.jobs
-    part_count, part_tested, user_tested, user_cycle = st.part_count, st.part_tested, \
-        st.user_tested, st.user_cycle
-    npart, max_test, max_part, max_user = st.npart, st.max_test, st.max_part, st.max_user
+#: what ``backfill`` returns, as bits: a job started in the cycle (it ended); the cycle
+#: yielded its locks and is under way
+STARTED, YIELDED = 1, 2
+
+
+@njit(cache=True, inline="always")
+def _begin(st, t):
+    """A new cycle at t: the plan is rebuilt from scratch; slurmctld's setup of it costs
+    C_BF_COST_CYCLE."""
+    sc = st.sc
     sc[S_CYCLE] += 1
     st.cache[0] = -1  # reservations are rebuilt: cached counts are void
     sc[S_NRES] = 0
     sc[S_NEV] = 0
-    part_count[:] = 0
-    part_tested[:] = 0
-    tested = 0
-    started = False
-    reserved_out = 0  # partitions whose bf_job_part_count_reserve is used up
-    a = sc[S_QH] - 1
+    st.part_count[:] = 0
+    st.part_tested[:] = 0
+    sc[S_BF_TESTED] = 0
+    sc[S_BF_RESOUT] = 0
+    sc[S_BF_STARTED] = 0
+    sc[S_BF_T] = t
+    sc[S_BF_EL] = st.cfg[C_BF_COST_CYCLE]
+
+
+@njit(cache=True, inline="always")
+def _suspend(st, a, end, resumed, tested, reserved_out, started):
+    """The cycle yields its locks before record a: what it has left to test is kept as it
+    was when the cycle began (slurmctld walks the job list it built then [src: backfill.c
+    _attempt_backfill()]), with its counters and the versions it will compare."""
+    sc = st.sc
+    if resumed:
+        sc[S_BF_POS] = a
+    else:
+        m = end - a
+        st.cycq[:m] = st.queue[a:end]
+        sc[S_BF_NQ] = m
+        sc[S_BF_POS] = 0
+    sc[S_BF_TESTED] = tested
+    sc[S_BF_RESOUT] = reserved_out
+    sc[S_BF_STARTED] = started
+    sc[S_BF_VER] = sc[S_FREEVER] + sc[S_ARRIVED]
+
+
+@njit(cache=True)
+def backfill(st, t):
+    """F3-F6: the plan is rebuilt from scratch in queue order. A job starts if it fits now
+    on nodes no earlier reservation holds over its limit; otherwise it may reserve whole
+    nodes [src: backfill.c _attempt_backfill(), _add_reservation()]. Returns ``STARTED``
+    and ``YIELDED`` bits.
+
+    With a cost (``cost_on``) the cycle takes time [src: backfill.c _attempt_backfill(),
+    _yield_locks()]: C_BF_COST_JOB per record tested; a job it starts starts when its test
+    ends; before each record, the cycle ends once bf_max_time is spent (sleeps included),
+    and yields its locks once it has held them bf_yield_interval: it stops for
+    bf_yield_sleep, during which the rest of slurmctld runs, and the caller calls again to
+    resume it (``S_BF_POS`` >= 0) or ends it (``S_BF_POS`` = -1) when something changed and
+    bf_continue is off. Its plan stays the one made from its start; the nodes free now are
+    those free when it tests a job. ``S_BF_RELEASE`` is when it lets the locks go."""
+    sc, rec_job, rec_part, state, jobs = st.sc, st.rec_job, st.rec_part, st.state, st.jobs
+    part_count, part_tested, user_tested, user_cycle = st.part_count, st.part_tested, \
+        st.user_tested, st.user_cycle
+    npart, max_test, max_part, max_user = st.npart, st.max_test, st.max_part, st.max_user
+    cfg, cost_on = st.cfg, st.cost_on
+    resumed = sc[S_BF_POS] >= 0
+    if resumed:
+        src, end, a = st.cycq, sc[S_BF_NQ], sc[S_BF_POS] - 1
+        sc[S_BF_EL] += cfg[C_BF_YIELD_SLEEP]
+        held = 0  # microseconds the locks are held since the cycle took them
+    else:
+        _begin(st, t)
+        src, end, a = st.queue, sc[S_NQ], sc[S_QH] - 1
+        held = sc[S_BF_EL]
+    t_c, el, cost_job = sc[S_BF_T], sc[S_BF_EL], cfg[C_BF_COST_JOB]
+    tested, reserved_out, started = sc[S_BF_TESTED], sc[S_BF_RESOUT], sc[S_BF_STARTED]
+    yielded = False
     while True:
         a += 1
-        if reserved_out == npart and st.can_skip and a < sc[S_NQ]:
-            b = next_startable(st, t, a, tested)  # the records passed over count as tested
+        if not resumed and reserved_out == npart and st.can_skip and a < end:
+            b = next_startable(st, t_c, a, tested)  # the records passed over count as tested
             tested += b - a
+            el += (b - a) * cost_job
+            held += (b - a) * cost_job
             a = b
-        if a >= sc[S_NQ]:
+        if a >= end:
             break
-        r = queue[a]
+        r = src[a]
         j = rec_job[r]
         if state[j] != QUEUED:
-            continue  # started in another partition
+            continue  # started in another partition (or while the locks were yielded)
+        if cost_on and el >= cfg[C_BF_MAX_TIME]:
+            break
+        if cost_on and held >= cfg[C_BF_YIELD_INTERVAL]:
+            yielded = True
+            break
         p = rec_part[r]
         u = jobs[USER, j]
         if user_cycle[u] != sc[S_CYCLE]:  # a reset per user seen, not per user known
@@ -152,29 +217,41 @@ def backfill(st, t):
         if st.limits_on and not within_limits(st, j, 0, 1):
             continue
         tested += 1
+        el += cost_job
+        held += cost_job
         part_tested[p] += 1
         user_tested[u] += 1
         if st.limits_on and not within_limits(st, j, 1, st.lim_cap.shape[1]):
             continue
         d = st.rec_limit[r]
-        if _starts_now(st, j, p, t, d):
-            started = True
+        if _starts_now(st, j, p, t_c, d, t_c + el // cfg[C_TICK_US] if cost_on else t_c):
+            started = 1
             continue
-        if not _may_reserve(st, r, j, p, t):
+        if not _may_reserve(st, r, j, p, t_c):
             continue
-        if st.one_reservation and st.first_resv[j] >= 0 and surely_reserves(st, j, t) and \
-                nothing_fits(st, a + 1):
-            break  # the reservation would change nothing seen: no record can start
-        s = earliest(st, j, p, t, d)
+        if not resumed and st.one_reservation and st.first_resv[j] >= 0 and \
+                surely_reserves(st, j, t_c) and nothing_fits(st, a + 1):
+            # the reservation would change nothing seen: no record can start; the records
+            # left are still tested, for their time
+            left = end - a - 1 if max_test <= 0 else min(end - a - 1, max_test - tested)
+            el = max(el, min(el + left * cost_job, cfg[C_BF_MAX_TIME]))
+            break
+        s = earliest(st, j, p, t_c, d)
         if s == NEVER:
             continue
-        add_reservation(st, s, d, t)
+        add_reservation(st, s, d, t_c)
         part_count[p] += 1
         if part_count[p] == st.part_reserve:
             reserved_out += 1
         st.got_resv[j] = sc[S_CYCLE]
         if st.first_resv[j] < 0:
             st.first_resv[j] = s
+    if yielded:
+        _suspend(st, a, end, resumed, tested, reserved_out, started)
+    else:
+        sc[S_BF_POS] = -1
+    sc[S_BF_EL] = el
+    sc[S_BF_RELEASE] = t_c + el // cfg[C_TICK_US] if cost_on else t
     if started:
         drop_started(st, sc[S_NQ])
-    return started
+    return YIELDED if yielded else started * STARTED

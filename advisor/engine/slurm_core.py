@@ -55,16 +55,19 @@ import numpy as np
 from numba import njit
 
 from advisor.engine.core import NEVER, NO_RESUME
-from advisor.engine.slurm_backfill import backfill
+from advisor.engine.slurm_backfill import STARTED, YIELDED, backfill
 from advisor.engine.slurm_fairshare import fair_tree
 from advisor.engine.node_bits import FULL
-from advisor.engine.slurm_layout import C_FIRST_PASS, C_UNTIL, CPUS, FIXED, REC0, SUBMIT
+from advisor.engine.slurm_layout import (C_BF_CONTINUE, C_BF_YIELD_SLEEP, C_FIRST_PASS,
+                                         C_TICK_US, C_UNTIL, CPUS, FIXED, REC0, SUBMIT)
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.slurm_queue import (enqueue, main_pass, nothing_fits, recalculate,
                                         sort_pending)
 from advisor.engine.slurm_running import accrue_usage, finish_job, pick, start_job
 from advisor.engine.kernel_state import results, view_of
-from advisor.engine.slurm_state import S_HN, S_NQ, S_QH, new_state
+from advisor.engine.slurm_state import (S_ARRIVED, S_BF_EL, S_BF_POS, S_BF_RELEASE,
+                                        S_BF_T, S_BF_VER, S_FREEVER, S_HN, S_NQ, S_QH,
+                                        new_state)
 from advisor.engine.structures import heap_pop
 
 
@@ -106,6 +109,30 @@ def restore(st):
     return nxt
 
 
+@njit(cache=True, inline="always")
+def backfill_step(st, t, bf_next):
+    """The backfill cycle due at t run, resumed or ended: returns when the next is due
+    (NEVER: at the next change) and the earliest a new one may begin. A cycle that yielded
+    its locks resumes bf_yield_sleep after it let them go, or ends when a job started,
+    ended or arrived meanwhile and bf_continue is off [src: backfill.c _yield_locks()];
+    with a cost, the next cycle begins no sooner than bf_interval after one ends
+    [src: backfill.c backfill_agent()]."""
+    sc, cfg, bf_interval = st.sc, st.cfg, st.bf_interval
+    if sc[S_BF_POS] >= 0 and cfg[C_BF_CONTINUE] == 0 and \
+            sc[S_BF_VER] != sc[S_FREEVER] + sc[S_ARRIVED]:
+        sc[S_BF_POS] = -1  # "system state changed, breaking out"
+        bf_next = t + bf_interval
+        return max((t // max(bf_interval, 1) + 1) * bf_interval, bf_next), bf_next
+    out = backfill(st, t)
+    if out == YIELDED:
+        return sc[S_BF_T] + (sc[S_BF_EL] + cfg[C_BF_YIELD_SLEEP]) // cfg[C_TICK_US], bf_next
+    if st.cost_on:
+        bf_next = sc[S_BF_RELEASE] + bf_interval
+    if out == STARTED and bf_interval > 0:
+        return max(t + bf_interval, bf_next), bf_next  # what it started is a change
+    return NEVER, bf_next
+
+
 @njit(cache=True)
 def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
                    part_max, cfg, w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
@@ -131,26 +158,30 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
     t_bf = NEVER
     t_calc = NEVER
     t_sched = NEVER
+    bf_next = -1  # (with a cost) no cycle before bf_interval after the last one ended
     while True:
         t_arr = jobs[SUBMIT, nxt] if nxt < n else NEVER
         t_end = ht[0] if sc[S_HN] > 0 else NEVER
         t = min(t_arr, t_end, t_wake, t_bf, t_calc, t_sched)
+        # what comes while a backfill cycle holds slurmctld's locks waits for them
+        t = max(t, sc[S_BF_RELEASE]) if t != NEVER else t
         if t == NEVER or t > until:
             break
-        events = t == t_wake
+        events = t_wake <= t
         t_wake = NEVER
         if fs_on:
             accrue_usage(st, t)  # (before the jobs ending now leave the running list)
-        while sc[S_HN] > 0 and ht[0] == t:
+        while sc[S_HN] > 0 and ht[0] <= t:
             j, sc[S_HN] = heap_pop(ht, st.hj, sc[S_HN])
             finish_job(st, j)
             events = True
-        while nxt < n and jobs[SUBMIT, nxt] == t:
+        while nxt < n and jobs[SUBMIT, nxt] <= t:
             enqueue(st, nxt, t)
             nxt += 1
+            sc[S_ARRIVED] += 1
             events = True
         reorder = False
-        if t == t_calc:
+        if t_calc <= t:
             t_calc = NEVER
             reorder = recalculate(st, t)
             # the main scheduler sees the new order on its next periodic pass
@@ -159,7 +190,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                 t_sched = (t // sched_interval + 1) * sched_interval
         if reorder:
             sort_pending(st)
-        if t == t_sched:
+        if t_sched <= t:
             t_sched = NEVER
             events = True
         changed = events or reorder
@@ -169,14 +200,15 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             if changed and t_bf == NEVER:
                 # the next cycle [slurm.conf(5) bf_interval]
                 t_bf = t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval
-            if t == t_bf:
-                t_bf = NEVER
-                if starts_only and nothing_fits(st, sc[S_QH]):
-                    pass  # (its reservations would be rebuilt by the next cycle anyway)
-                elif backfill(st, t) and bf_interval > 0:
-                    t_bf = t + bf_interval  # what it started is a change for the next cycle
-        elif t == t_bf:
+                t_bf = max(t_bf, bf_next)
+            if t_bf <= t:
+                if starts_only and sc[S_BF_POS] < 0 and nothing_fits(st, sc[S_QH]):
+                    t_bf = NEVER  # (its reservations would be rebuilt by the next cycle)
+                else:
+                    t_bf, bf_next = backfill_step(st, t, bf_next)
+        elif t_bf <= t:
             t_bf = NEVER
+            sc[S_BF_POS] = -1
         if sc[S_NQ] > sc[S_QH] and recalculates and t_calc == NEVER:
             # at the phase of slurmctld's decay thread when known, else at multiples
             t_calc = phase + ((t - phase) // calc + 1) * calc

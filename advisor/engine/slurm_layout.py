@@ -22,8 +22,11 @@ JOB_ROWS = 12
  C_BF_ONE_RESV, C_BF_BUSY_NODES, C_CALC_PERIOD, C_SCHED_INTERVAL, C_OVER_TIME, C_T0,
  C_FIRST_PASS, C_COUNT_RESV, C_END_LATENCY, C_WILL_RUN_WINDOW,
  C_STARTS_ONLY, C_W_FAIRSHARE, C_DECAY_HALF_LIFE, C_CALC_PHASE, C_RESV_END_UP,
- C_RELEVANT_END, C_ONE_NODE_FIRST, C_UNTIL) = range(28)
-CONFIG_SIZE = 28
+ C_RELEVANT_END, C_ONE_NODE_FIRST, C_UNTIL,
+ # the backfill cycle's cost (``slurm_backfill``), in microseconds, and an engine tick's
+ C_BF_MAX_TIME, C_BF_YIELD_INTERVAL, C_BF_YIELD_SLEEP, C_BF_CONTINUE, C_BF_COST_CYCLE,
+ C_BF_COST_JOB, C_TICK_US) = range(35)
+CONFIG_SIZE = 35
 #: a job's need of a resource on a node that is all the node has of it (memory, when no
 #: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
 WHOLE_NODE = 1 << 50

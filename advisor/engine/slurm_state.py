@@ -13,7 +13,8 @@ scalars a run changes, indexed by ``S_*``):
 * the inputs: the job table and its records, the nodes, partitions, resources beside
   CPUs, QOS/association limits and the fair-share tree (``simulate_slurm``);
 * jobs: start and first reservation (the output), expected end, state;
-* the queue: records' priorities and keys, the queue itself (``queue[S_QH:S_NQ]``), the
+* the queue: records' priorities and keys, the queue itself (``queue[S_QH:S_NQ]``), a
+  backfill cycle's own copy of what it has left to test while it yields (``cycq``), the
   queued records counted per partition and CPU count (``cnt``, ``low``);
 * running jobs: by expected end (``rl``), the completion heap (``ht``, ``hj``), their
   allocations (``alloc*``, or one bitmap slot each on one-CPU nodes: ``job_bits``);
@@ -35,25 +36,31 @@ from advisor.engine.kernel_state import state_of
 from advisor.engine.node_bits import avail_bits_of, mask_bits, set_range, words
 from advisor.engine.slurm_fairshare import decay_per_second
 from advisor.engine.slurm_layout import (
-    C_BACKFILL, C_BF_BUSY_NODES, C_BF_INTERVAL, C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST,
-    C_BF_MAX_JOB_USER, C_BF_PART_RESERVE, C_BF_RESOLUTION, C_CALC_PERIOD, C_CALC_PHASE,
+    C_BACKFILL, C_BF_BUSY_NODES, C_BF_COST_CYCLE, C_BF_COST_JOB, C_BF_INTERVAL,
+    C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER, C_BF_PART_RESERVE,
+    C_BF_RESOLUTION, C_CALC_PERIOD, C_CALC_PHASE,
     C_COUNT_RESV, C_DECAY_HALF_LIFE, C_ONE_NODE_FIRST, C_RELEVANT_END, C_RESV_END_UP,
     C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0, C_W_FAIRSHARE, CPUS, EXCLUSIVE, LIMIT, NREC,
     USER)
 
 # the scalars a run changes, in ``sc``: the queue is queue[S_QH:S_NQ]; counts of the
 # running list, heap, allocation pool, reservations, free node-set slots; the backfill
-# cycle; nodes picked; a version of the free CPUs; the count of held-node events (``sized``)
+# cycle; nodes picked; a version of the free CPUs; the count of held-node events (``sized``);
+# arrivals seen; and a backfill cycle's place while it yields its locks (``slurm_backfill``:
+# the next of ``cycq[:S_BF_NQ]`` to test, or -1 when no cycle is under way; its counters,
+# start, microseconds spent, and the versions at the yield; when it releases the locks)
 (S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NSLOTS, S_CYCLE, S_PICKED, S_FREEVER, S_QH,
- S_NEV) = range(11)
+ S_NEV, S_ARRIVED, S_BF_POS, S_BF_NQ, S_BF_TESTED, S_BF_RESOUT, S_BF_STARTED, S_BF_T,
+ S_BF_EL, S_BF_VER, S_BF_RELEASE) = range(21)
+SCALARS = 21
 
 INPUTS = ("jobs rec_job rec_part rec_static node_cpus part_nodes part_tier part_max cfg "
           "node_tres job_tres lim_cap job_lim job_use job_assoc w_age max_age")
 SETTINGS = ("n nr nn npart nt nw na nvals w_fs fs_on decay calc phase tres_on limits_on "
             "unit count_mode one_reservation sized can_skip backfill_on bf_interval res "
             "end_round relevant_end one_node_first sched_interval busy_first max_part "
-            "max_user part_reserve max_test t0 starts_only")
-ARRAYS = ("start first_resv exp_end state prio key queue rl rl_cpus ht hj sc "
+            "max_user part_reserve max_test t0 starts_only cost_on")
+ARRAYS = ("start first_resv exp_end state prio key queue cycq rl rl_cpus ht hj sc "
           "rec_cpus rec_limit rec_rank cpu_vals cnt low "
           "alloc0 nalloc alloc_node alloc_cpus node_free tres_free alloc_tres part_free "
           "part_cpus part_bits everywhere free_bits job_bits job_slot slot_w0 slot_w1 "
@@ -163,8 +170,9 @@ def new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_t
     set_range(everywhere, 0, nn)
     free_bits = np.zeros((2, nw), np.uint64)
     avail_bits_of(node_cpus, node_cpus, free_bits)
-    sc = np.zeros(11, np.int64)
+    sc = np.zeros(SCALARS, np.int64)
     sc[S_NSLOTS] = slots
+    sc[S_BF_POS] = -1
     res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends, ev_t, ev_sum = \
         _reservation_arrays(nr, nw, cfg[C_BF_MAX_JOB_TEST])
     # (values computed here, not inside the call: numba reads a call of this many arguments
@@ -187,6 +195,8 @@ def new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_t
     sched_interval = max(cfg[C_SCHED_INTERVAL], 1)
     busy_first = cfg[C_BF_BUSY_NODES] != 0
     starts_only = cfg[C_STARTS_ONLY] != 0
+    cost_on = cfg[C_BF_COST_CYCLE] > 0 or cfg[C_BF_COST_JOB] > 0
+    cycle_records = nr if cost_on else 0
     tres_nodes = nn if tres_on else 0
     tres_words = nw if tres_on else 0
     tres_cap = cap if tres_on else 0
@@ -201,11 +211,12 @@ def new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_t
         tres_on, limits_on, unit, count_mode, one_reservation, sized, can_skip,
         backfill_on, cfg[C_BF_INTERVAL], res, end_round, relevant_end, one_node_first,
         sched_interval, busy_first, max_part, max_user, cfg[C_BF_PART_RESERVE],
-        cfg[C_BF_MAX_JOB_TEST], cfg[C_T0], starts_only,
+        cfg[C_BF_MAX_JOB_TEST], cfg[C_T0], starts_only, cost_on,
         # jobs, the queue, running jobs
         np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.zeros(n, np.int64),
         np.zeros(n, np.int8), np.zeros(nr, np.int64), np.zeros(nr, np.float64),
-        np.empty(nr, np.int64), np.empty(n, np.int64), jobs[CPUS].copy(),
+        np.empty(nr, np.int64), np.empty(cycle_records, np.int64),
+        np.empty(n, np.int64), jobs[CPUS].copy(),
         np.empty(n, np.int64), np.empty(n, np.int64), sc,
         rec_cpus, rec_limit, rec_rank, cpu_vals, cnt, low,
         # nodes

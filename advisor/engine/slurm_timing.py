@@ -28,7 +28,7 @@ from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_END_LATENCY,
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_OVER_TIME,
-                                         C_SCHED_INTERVAL, C_T0, C_UNTIL,
+                                         C_SCHED_INTERVAL, C_T0, C_TICK_US, C_UNTIL,
                                          C_WILL_RUN_WINDOW, ELIGIBLE, FIXED, LIMIT, RUNTIME,
                                          SUBMIT)
 
@@ -75,6 +75,7 @@ def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: f
     if cfg[C_UNTIL] != NEVER:  # (the last tick of that second)
         cfg[C_UNTIL] = cfg[C_UNTIL] * k + shift + k - 1
     cfg[C_END_LATENCY] = timing.end_latency
+    cfg[C_TICK_US] = cfg[C_TICK_US] // k
     return jobs, part_max * k, cfg, max_age * k
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -201,8 +201,8 @@ class Enactment:
         return (*(getattr(self, part) for part in SINGLE_PARTS), self.commands)
 
 
-def _put(config: SchedulingConfig, settings: Mapping[str, object]) -> SchedulingConfig:
-    top = {k: v for k, v in settings.items() if "." not in k}
+def _put(config: SchedulingConfig, settings: Mapping[str, Any]) -> SchedulingConfig:
+    top: dict[str, Any] = {k: v for k, v in settings.items() if "." not in k}
     for key, value in settings.items():    # "group.setting": a nested group's setting
         if "." in key:
             group, name = key.split(".", 1)

@@ -198,6 +198,10 @@ def snapshot_view(snapshot: Snapshot, top: int = 10) -> Group:
         + (f", bf_job_part_count_reserve={c.backfill.bf_job_part_count_reserve}"
            if c.backfill.bf_job_part_count_reserve else "")
         + f", {c.select_type}"))
+    cost = c.backfill_cost
+    if cost.job_us or cost.cycle_us:
+        conf.append(f"; a backfill cycle costs {cost.cycle_us} us + {cost.job_us} us per job "
+                    f"tested ({cost.source})")
     if src.get("kind") == "swf":
         conf = Text.assemble(("Policy replayed: ", "bold"), f"{src.get('policy')} (textbook "
                              "engine; priority = rank in the policy's queue order)")

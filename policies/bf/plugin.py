@@ -11,11 +11,15 @@ The grid proposes, from the site's configuration and its queue:
   than half of the jobs within that depth (in submit order): a tenth of bf_max_job_test;
 * bf_max_job_part, likewise for one partition among several: bf_max_job_test over the
   partitions' count;
-* bf_busy_nodes: not yet (see ``BusyNodes.propose``).
+* bf_busy_nodes: not yet (see ``BusyNodes.propose``);
+* bf_continue, when a cycle over the queue (its cost: ``BackfillCost``, from sdiag) holds
+  the locks past bf_yield_interval, so that it yields and, without it, ends at the first
+  change seen meanwhile;
+* bf_max_time, when such a cycle would run past it: the cycle's estimate, in whole
+  seconds.
 
-bf_resolution, bf_interval and bf_continue trade how well backfill plans against what a
-cycle costs; the simulation does not play that cost yet, so it would only ever see their
-gain, and the grid does not propose them (a spec may name them).
+bf_resolution and bf_interval trade how well backfill plans against how often: the grid
+does not propose them (a spec may name them).
 """
 from __future__ import annotations
 
@@ -26,10 +30,10 @@ from advisor.policies.bf.inputs import held_within, reach
 
 #: Slurm's largest bf_window, in minutes [slurm.conf(5)]
 MAX_BF_WINDOW = 43200
-#: what the simulation leaves out of every backfill setting
-CYCLE_FREE = ("the backfill cycle is simulated without its duration (bf_max_time, "
-              "bf_yield_interval): a key that changes how much a cycle tests shows its "
-              "gain, not its cost",)
+#: how the simulation plays every backfill setting
+CYCLE_COST = ("a backfill cycle is played with its cost as the cluster's sdiag shows it (a "
+              "trace's replay: free), and a cycle's effect on the RPCs slurmctld answers "
+              "meanwhile is not played",)
 
 
 def _count(default: int, what: str, low: int = 0):
@@ -42,13 +46,23 @@ def _deep(context: Context) -> bool:
     return len(context.snapshot.pending) > context.config.backfill.bf_max_job_test
 
 
+def cycle_us(context: Context) -> int:
+    """What a backfill cycle over the pending queue costs, in microseconds (its fixed part
+    and a test per job, up to bf_max_job_test; 0 where cycles are free)."""
+    cost, bf = context.config.backfill_cost, context.config.backfill
+    tested = len(context.snapshot.pending)
+    if bf.bf_max_job_test > 0:
+        tested = min(tested, bf.bf_max_job_test)
+    return cost.cycle_us + cost.job_us * tested if cost.job_us or cost.cycle_us else 0
+
+
 class BfKnob(Knob):
     """A SchedulerParameters setting: it stands for the ordering and the backfilling the
     configuration in effect has."""
 
     family = "bf"
     replaces = ("backfill", "ordering")
-    CAVEATS = CYCLE_FREE
+    CAVEATS = CYCLE_COST
 
 
 class HolderCap(BfKnob):
@@ -186,18 +200,45 @@ class Interval(BfKnob):
 
 @dataclass(frozen=True)
 class ContinueParams:
-    bf_continue: bool = param(False, "yes: a cycle that yields resumes where it stopped "
-                              "(Slurm's default no: it starts again from the top)")
+    bf_continue: bool = param(False, "yes: a cycle that yielded its locks goes on down its "
+                              "list though jobs changed meanwhile (Slurm's default no: "
+                              "it ends, and the next starts again from the top)")
 
 
 class Continue(BfKnob):
     name, rank, Params = "continue", 77, ContinueParams
-    summary = "bf_continue: resume a yielding cycle instead of restarting it"
+    summary = "bf_continue: a cycle goes on after yielding though jobs changed"
     SETS = {"bf_continue": "backfill.bf_continue"}
-    CAVEATS = CYCLE_FREE + ("bf_continue changes nothing the simulation plays until a "
-                            "cycle yields in it",)
+
+    def propose(self, context: Context) -> list[dict]:
+        if self.current(context) or \
+                cycle_us(context) <= context.config.backfill.bf_yield_interval:
+            return []
+        return [{"bf_continue": True}]
+
+
+@dataclass(frozen=True)
+class MaxTimeParams:
+    bf_max_time: int = param(0, "the most seconds a backfill cycle may take, sleeps "
+                             "included (SchedulerParameters; Slurm's default 0: "
+                             "bf_interval's)", min=0)
+
+
+class MaxTime(BfKnob):
+    name, rank, Params = "max_time", 78, MaxTimeParams
+    summary = "bf_max_time: how long a backfill cycle may run"
+    SETS = {"bf_max_time": "backfill.bf_max_time"}
+
+    def propose(self, context: Context) -> list[dict]:
+        bf = context.config.backfill
+        need = cycle_us(context)
+        # (each yield sleeps: they count against bf_max_time too)
+        need += need // max(bf.bf_yield_interval, 1) * bf.bf_yield_sleep
+        if need <= (bf.bf_max_time or bf.bf_interval) * 1_000_000:
+            return []
+        return [{"bf_max_time": -(-need // 1_000_000)}]
 
 
 WINDOW, MAX_JOB_TEST, MAX_JOB_USER, MAX_JOB_PART, BUSY_NODES = (
     Window(), MaxJobTest(), MaxJobUser(), MaxJobPart(), BusyNodes())
-RESOLUTION, INTERVAL, CONTINUE = Resolution(), Interval(), Continue()
+RESOLUTION, INTERVAL, CONTINUE, MAX_TIME = Resolution(), Interval(), Continue(), MaxTime()

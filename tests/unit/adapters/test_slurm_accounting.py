@@ -8,6 +8,7 @@ continuing from it. The releases scheduled the nine jobs alike, so the same asse
 hold on all three."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -15,11 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from advisor.adapters import slurm_accounting, slurm_json
+from advisor.adapters import slurm_accounting, slurm_json, slurm_text
 from advisor.adapters.slurm_text import key_values, slurm_duration
 from advisor.adapters.slurm_cli import SlurmCommands, snapshot
 from advisor.engine.slurm import run_slurm, slurm_input
-from advisor.model import Qos
+from advisor.errors import SourceUnavailable
+from advisor.model import TEST_CLUSTER_COST, Qos
 from advisor.whatif.futures import ArrivalSampler
 from advisor.whatif.unplayed import unplayed
 from tests.helpers import FIXTURES
@@ -32,6 +34,7 @@ OUTPUTS = {("squeue", "--all", "--noheader", "--Format"): "squeue_exclusive.txt"
            ("scontrol", "show", "partition"): "scontrol_show_partition_o.txt",
            ("scontrol", "show", "config"): "scontrol_show_config.txt",
            ("sprio",): "sprio.txt", ("sshare",): "sshare.txt",
+           ("sdiag", "--json"): "sdiag.json", ("sdiag",): "sdiag.txt",
            ("sacctmgr", "--noheader", "--parsable2", "show", "qos"): "sacctmgr_qos.txt",
            ("sacctmgr", "--noheader", "--parsable2", "show", "assoc"): "sacctmgr_assoc.txt"}
 
@@ -168,3 +171,34 @@ def test_26_05_read_as_24_11_loses_the_whole_node_job():
     assert not any(j.exclusive for j in (*running, *pending))
     snap = recorded_snapshot("26.05")
     assert {j.job_id for j in (*snap.running, *snap.pending) if j.exclusive} == {10}
+
+
+def test_the_snapshot_reads_what_a_backfill_cycle_costs_from_sdiag(release):
+    """sdiag's text on 22.05, --json after (recorded with 200 jobs pending): the mean cycle
+    less the test cluster's fixed part, per job tried."""
+    cost = recorded_snapshot(release).config.backfill_cost
+    stats = (slurm_json.backfill_stats(json.loads((RECORDINGS[release] / "sdiag.json")
+                                                  .read_text()))
+             if release != "22.05" else
+             slurm_text.backfill_stats((RECORDINGS[release] / "sdiag.txt").read_text()))
+    assert stats["depth_try_mean"] >= 190 and stats["cycles"] >= 15
+    assert cost.job_us == round((stats["cycle_mean_us"] - TEST_CLUSTER_COST.cycle_us)
+                                / stats["depth_try_mean"])
+    assert 10 <= cost.job_us <= 60 and cost.source.startswith("sdiag:")
+
+
+@dataclass(frozen=True)
+class NoSdiag(Recorded):
+    """A site that keeps sdiag to its operators."""
+
+    def run(self, *args: str) -> str:
+        if args[0] == "sdiag":
+            raise SourceUnavailable("sdiag failed: Access/permission denied")
+        return super().run(*args)
+
+
+def test_without_sdiag_the_test_cluster_s_cost_is_played_and_said():
+    cost = snapshot(NoSdiag()).config.backfill_cost
+    assert (cost.cycle_us, cost.job_us) == (TEST_CLUSTER_COST.cycle_us,
+                                            TEST_CLUSTER_COST.job_us)
+    assert "permission denied" in cost.source and "test cluster" in cost.source

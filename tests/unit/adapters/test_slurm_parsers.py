@@ -342,3 +342,24 @@ def test_lab_text_samples_agree_with_the_json_ones():
         r = records[int(row["JobID"])]
         assert (r["state"], r["req_cpus"], r["limit"]) == (
             row["State"], int(row["ReqCPUS"]), slurm_text.slurm_duration(row["Timelimit"]))
+
+
+@pytest.mark.parametrize("release", ["24.11", "26.05"])
+@pytest.mark.parametrize("depth", [50, 200, 800])
+def test_sdiag_s_backfill_statistics_read_alike_from_its_text_and_json(release, depth):
+    """Recorded a moment apart (tests/fixtures/sdiag): the same depth tried, a cycle or two
+    more at most, the mean cycle within a tenth."""
+    name = f"sdiag-{release}-depth{depth}"
+    text = slurm_text.backfill_stats(read(FIXTURES / "sdiag", f"{name}.txt"))
+    js = slurm_json.backfill_stats(json.loads(read(FIXTURES / "sdiag", f"{name}.json")))
+    assert js["depth_try_mean"] == text["depth_try_mean"] >= depth * 0.95
+    assert 0 <= js["cycles"] - text["cycles"] <= 2
+    assert abs(js["cycle_mean_us"] - text["cycle_mean_us"]) <= 0.1 * text["cycle_mean_us"]
+    assert js["table_mean"] == text["table_mean"]
+
+
+def test_sdiag_without_backfill_statistics_is_named():
+    with pytest.raises(BadInput, match="Backfilling stats lack"):
+        slurm_text.backfill_stats("Main schedule statistics (microseconds):\n\tLast cycle: 1\n")
+    with pytest.raises(BadInput, match="sdiag --json: no backfill statistics"):
+        slurm_json.backfill_stats({"statistics": {"parts_packed": 1}})

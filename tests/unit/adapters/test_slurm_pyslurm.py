@@ -9,6 +9,7 @@ import pytest
 from advisor.adapters import slurm_json, slurm_pyslurm, slurm_text
 from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.errors import MissingExtra, SourceUnavailable
+from tests.helpers import FIXTURES
 from tests.unit.adapters.test_slurm_parsers import NOW, OURS, read, squeue_doc
 
 
@@ -68,7 +69,14 @@ def fake_pyslurm(fail: bool = False):
 
 
 class RecordedSprio(SlurmCommands):
+    """sprio's and sdiag's recorded outputs (sdiag's of the release the configuration
+    names: text on 22.05, JSON after)."""
+
     def run(self, *args):
+        if args[0] == "sdiag":
+            name = "sdiag-26.05-depth200.json" if "--json" in args else \
+                "sdiag-22.05-depth200.txt"
+            return (FIXTURES / "sdiag" / name).read_text()
         assert args[0] == "sprio"
         return read(OURS, "sprio.txt")
 
@@ -87,6 +95,7 @@ def test_pyslurm_snapshot_agrees_with_the_cli_parsers():
     assert snap.machine.cpus == 64 and snap.machine.partition("short").max_time == 1800
     assert snap.config.backfill.bf_interval == 1 and snap.config.backfill.bf_continue
     assert snap.config.select_type_parameters == "CR_CORE"
+    assert snap.config.backfill_cost.source.startswith("sdiag: 16 cycles")
     assert {j.job_id: j.priority_factors.get("jobsize") for j in snap.pending}[18] == 188
     assert snap.source["adapter"] == "pyslurm"
 

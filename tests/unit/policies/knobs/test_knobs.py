@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 
 from advisor.engine.slurm import slurm_input, with_backfill
-from advisor.model import Cluster, Job, Node, Partition, SchedulingConfig, Snapshot
+from advisor.model import (BackfillCost, Cluster, Job, Node, Partition, SchedulingConfig,
+                           Snapshot)
 from advisor.plugins.registry import registry
 from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
@@ -67,7 +68,7 @@ def test_every_knob_is_a_plugin_of_its_family_and_its_label_is_its_spec():
     for key in ("prio/age", "prio/jobsize", "prio/fairshare", "prio/qos",
                 "prio/partition", "prio/decay", "bf/window", "bf/max_job_test",
                 "bf/max_job_user", "bf/max_job_part", "bf/busy_nodes", "bf/resolution",
-                "bf/interval", "bf/continue"):
+                "bf/interval", "bf/continue", "bf/max_time"):
         assert key in members
     snap = _fair_trace()
     natives = [c for c in candidates_for(snap)[1:] if c.enactment.keeps_job_rules]
@@ -101,6 +102,32 @@ def test_a_deep_queue_gets_bf_max_job_test_raised_and_the_short_job_past_it_star
     assert change.diff == {"SchedulerParameters": ("bf_max_job_test=5",
                                                    "bf_max_job_test=100")}
     assert not change.script and change.commands == ("scontrol reconfigure",)
+
+
+def test_a_cycle_that_yields_gets_bf_continue_and_reaches_the_short_job_past_its_yields():
+    """A slow slurmctld (50 ms a job tested, as sdiag might show): three of four nodes
+    busy for 10 h, a hundred whole-machine jobs pending, then a 1-h job of one node; a
+    whole-machine job arrives every second for ten minutes. A cycle over the queue holds
+    the locks 5 s, past bf_yield_interval (2 s): it yields after 40 jobs, an arrival has
+    come meanwhile, and without bf_continue it ends there, every cycle, until the
+    arrivals stop. bf_continue is proposed (bf_max_time is not: the cycle fits in
+    bf_interval), and with it the first cycle goes on to the short job."""
+    config = replace(FCFS, backfill_cost=BackfillCost(job_us=50_000))
+    running = tuple(_job(k, T0 - 600, 16, 36000, state="RUNNING", start_time=T0 - 600)
+                    for k in (1, 2, 3))
+    wide = tuple(_job(10 + k, T0 - 500 + k, 64, 7200) for k in range(100))
+    short = _job(999, T0 - 100, 16, 3600)
+    snap = Snapshot(time=T0, machine=_machine(), running=running, pending=(*wide, short),
+                    config=config)
+    assert [c.spec for c in _one(snap, "bf")] == ["bf/continue:bf_continue=yes"]
+    (cand,) = _one(snap, "bf")
+    arrivals = tuple(_job(2000 + k, T0 + k, 64, 7200) for k in range(1, 600))
+    runtimes = {j.job_id: j.time_limit for j in (*running, *wide, short, *arrivals)}
+    current = candidates_for(snap, [])[0]
+    assert _starts(snap, current, runtimes, arrivals)[999] > T0 + 600
+    assert _starts(snap, cand, runtimes, arrivals)[999] - T0 <= 2 * config.backfill.bf_interval
+    change = change_for(cand, snap)
+    assert change.diff == {"SchedulerParameters": ("", "bf_continue")}
 
 
 def test_a_limit_past_bf_window_gets_the_window_widened_and_its_job_a_reservation():
