@@ -121,10 +121,10 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
 
 def backfill_cost(commands: SlurmCommands, release: Release) -> BackfillCost:
     """What a backfill cycle costs on this cluster, from sdiag's backfill statistics
-    (``--json`` where the release prints it, else its text): the mean cycle less the fixed
-    part measured on the test cluster, per job it tried. Where sdiag has no cycle to show
-    yet, or will not answer (a site may keep it to operators), the test cluster's figures,
-    and the source says so."""
+    (``--json`` where the release prints it, else its text): the test cluster's cost
+    model (a fixed part and a part per job tried) scaled to sdiag's mean cycle at its
+    mean depth. Where sdiag has no cycle to show yet, or will not answer (a site may keep
+    it to operators), the test cluster's figures, and the source says so."""
     try:
         if release.sdiag_json:
             stats = slurm_json.backfill_stats(*_json(commands, "sdiag")[:1])
@@ -132,12 +132,13 @@ def backfill_cost(commands: SlurmCommands, release: Release) -> BackfillCost:
             stats = slurm_text.backfill_stats(commands.run("sdiag"))
     except (SourceUnavailable, BadInput) as e:
         return replace(TEST_CLUSTER_COST, source=f"{TEST_CLUSTER_COST.source} ({e})")
-    if stats["cycles"] == 0 or stats["depth_try_mean"] == 0:
+    if stats["cycles"] == 0 or stats["cycle_mean_us"] == 0:
         return replace(TEST_CLUSTER_COST,
                        source=f"{TEST_CLUSTER_COST.source} (sdiag: no cycle since its reset)")
-    fixed = TEST_CLUSTER_COST.cycle_us
-    per_job = max(stats["cycle_mean_us"] - fixed, 0) / stats["depth_try_mean"]
-    return BackfillCost(fixed, max(round(per_job), 1),
+    model = TEST_CLUSTER_COST.cycle_us + TEST_CLUSTER_COST.job_us * stats["depth_try_mean"]
+    ratio = stats["cycle_mean_us"] / model
+    return BackfillCost(round(TEST_CLUSTER_COST.cycle_us * ratio),
+                        max(round(TEST_CLUSTER_COST.job_us * ratio), 1),
                         f"sdiag: {stats['cycles']} cycles, mean {stats['cycle_mean_us']} us "
                         f"over {stats['depth_try_mean']} jobs tried")
 

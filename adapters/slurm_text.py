@@ -375,6 +375,8 @@ def backfill_stats(text: str) -> dict[str, int]:
             key, value = (s.strip() for s in line.split(":", 1))
             if key in _BACKFILL_STATS:
                 out[_BACKFILL_STATS[key]] = _int(value.split()[0], f"sdiag {key}")
+    if out.get("cycles") == 0:  # sdiag prints no mean before the first cycle
+        out = dict.fromkeys(_BACKFILL_STATS.values(), 0)
     missing = sorted(set(_BACKFILL_STATS.values()) - set(out))
     if missing:
         raise BadInput(f"sdiag's Backfilling stats lack {', '.join(missing)}: is "

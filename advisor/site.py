@@ -34,9 +34,9 @@ class BackfillParameters:
 @dataclass(frozen=True)
 class BackfillCost:
     """What a backfill cycle costs on the cluster, in microseconds of slurmctld's time: to
-    begin one, and per job it tests (sdiag's "Backfilling stats": the mean cycle over the
-    mean depth it tried). Zero: cycles are free. ``source`` says where the figures come
-    from."""
+    begin one, and per job it tests (from sdiag's "Backfilling stats": the test cluster's
+    figures scaled to the site's mean cycle at its mean depth tried). Zero: cycles are
+    free. ``source`` says where the figures come from."""
 
     cycle_us: int = 0
     job_us: int = 0
@@ -45,7 +45,7 @@ class BackfillCost:
 
 #: the test cluster's figures (4 nodes of 16 CPUs; ``bench/bf_cost.py`` on 22.05, 24.11
 #: and 26.05, docs/slurm-mapping.md F13): what a live snapshot plays where sdiag shows none
-TEST_CLUSTER_COST = BackfillCost(32, 27, "the test cluster's (4 nodes)")
+TEST_CLUSTER_COST = BackfillCost(630, 23, "the test cluster's (4 nodes)")
 
 
 @dataclass(frozen=True)

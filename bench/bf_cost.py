@@ -1,14 +1,17 @@
 """What a backfill cycle costs on the test cluster: queue N pending jobs behind a job that
 holds every CPU, let backfill cycle over them, and read sdiag's "Backfilling stats" (the
 mean cycle, the mean depth tried, the mean table size). Fits a cycle's time as a fixed
-part plus a part per job tested, the defaults of ``advisor.model.BackfillCost``
-(docs/slurm-mapping.md). Needs root (it starts the cluster of tests/integration).
+part plus a part per job tested (least squares of the relative error), and prints the
+fit's last line as JSON. Needs root (it starts the cluster of tests/integration).
 
     .venv/bin/python bench/bf_cost.py [--release 22.05|24.11|26.05] [--depths 50,200,800]
                                       [--cycles 20] [--save DIR]
+    .venv/bin/python bench/bf_cost.py --pool tests/fixtures/sdiag/fits.jsonl
 
 ``--save DIR`` writes each depth's sdiag output there (text, and ``--json`` where the
-release has it), as recorded fixtures.
+release has it), as recorded fixtures. ``--pool`` fits every release's rows of those JSON
+lines together, without a cluster: the test cluster's figures,
+``advisor.model.TEST_CLUSTER_COST`` (docs/slurm-mapping.md F13).
 """
 from __future__ import annotations
 
@@ -57,14 +60,35 @@ def measure(cluster: SlurmCluster, depth: int, cycles: int, json_too: bool) -> t
     return text, cluster.run("sdiag", "--json") if json_too else ""
 
 
+def fit(rows: list[dict]) -> tuple[float, float]:
+    """(fixed us, us per job tried) minimising the relative error over ``rows`` (the
+    cycles' means span 40x: an absolute fit would follow the deepest alone)."""
+    tried = np.array([r["depth_try_mean"] for r in rows], float)
+    mean = np.array([r["cycle_mean_us"] for r in rows], float)
+    a = np.vstack([1 / mean, tried / mean]).T
+    fixed, per_job = np.linalg.lstsq(a, np.ones_like(mean), rcond=None)[0]
+    return fixed, per_job
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--release", choices=RELEASES, default=RELEASES[0])
     ap.add_argument("--depths", default="50,200,800")
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--save", help="a folder for the sdiag outputs")
+    ap.add_argument("--pool", help="fit the rows of this file's JSON lines together")
     args = ap.parse_args()
     console = Console()
+    if args.pool:
+        rows = [r for line in Path(args.pool).read_text().splitlines() if line.strip()
+                for r in json.loads(line)["rows"]]
+        fixed, per_job = fit(rows)
+        for r in rows:
+            model = fixed + per_job * r["depth_try_mean"]
+            console.print(f"{r['pending']:>4} pending: mean {r['cycle_mean_us']:>6} us, "
+                          f"fit {model:>6.0f} us ({model / r['cycle_mean_us']:.2f})")
+        console.print(f"pooled fit: a cycle = {fixed:.0f} us + {per_job:.1f} us per job tried")
+        return
     cluster = SlurmCluster(release=release(args.release)).start()
     rows = []
     try:
@@ -85,9 +109,7 @@ def main() -> None:
     finally:
         cluster.cancel_all()
         cluster.stop()
-    tried = np.array([s["depth_try_mean"] for _, s in rows], float)
-    mean = np.array([s["cycle_mean_us"] for _, s in rows], float)
-    slope, fixed = np.polyfit(tried, mean, 1) if len(rows) > 1 else (mean[0] / tried[0], 0)
+    fixed, slope = fit([s for _, s in rows])
     table = Table(title=f"backfill cycles on Slurm {args.release}, {NODES} nodes")
     for col in ("pending", "cycles", "mean cycle (us)", "tried (mean)", "table (mean)",
                 "us per job tried"):

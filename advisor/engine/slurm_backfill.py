@@ -172,11 +172,13 @@ def backfill(st, t):
     if resumed:
         src, end, a = st.cycq, sc[S_BF_NQ], sc[S_BF_POS] - 1
         sc[S_BF_EL] += cfg[C_BF_YIELD_SLEEP]
-        held = 0  # microseconds the locks are held since the cycle took them
     else:
         _begin(st, t)
         src, end, a = st.queue, sc[S_NQ], sc[S_QH] - 1
-        held = sc[S_BF_EL]
+    # microseconds the locks are held since the cycle took them, counted from its first
+    # test: the fixed part fitted to sdiag's cycles grows with the queue, and on the test
+    # cluster a cycle yielded after its first job, never before it (docs/slurm-mapping.md)
+    held = 0
     t_c, el, cost_job = sc[S_BF_T], sc[S_BF_EL], cfg[C_BF_COST_JOB]
     tested, reserved_out, started = sc[S_BF_TESTED], sc[S_BF_RESOUT], sc[S_BF_STARTED]
     yielded = False

@@ -215,6 +215,7 @@ CONFIGURATIONS = {
 # reserved), where they decide the most: a job whose planned start is past bf_window gets
 # no reservation, and only the first bf_max_job_test pending jobs are tried.
 _CONSERVATIVE = "bf_interval=1,bf_continue"
+_YIELDING = "bf_max_time=120,bf_yield_interval=300,bf_yield_sleep=3000000"
 _KNOB_CONFIGURATIONS = {
     "jobsize-easy": (dict(CONFIGURATIONS["fcfs-easy"][0], PriorityWeightJobSize="1000"),
                      ("batch",), EngineConfig(backfill="easy")),
@@ -231,10 +232,19 @@ _KNOB_CONFIGURATIONS = {
     "bf-max-job-test-100": (dict(_FCFS, SchedulerParameters=f"{_CONSERVATIVE},"
                                                             "bf_max_job_test=100"),
                             ("batch",), EngineConfig(backfill="conservative")),
+    # a cycle's cost made to show on the test cluster's small queue (docs/slurm-mapping.md
+    # F13): the locks yielded every 300 us (about a dozen jobs tested) for 3 s, so that a
+    # cycle over 40 jobs lasts some 10 s, long enough for jobs to end during its yields;
+    # bf_max_time past any such cycle
+    "bf-yield": (dict(_FCFS, SchedulerParameters=f"bf_interval=1,{_YIELDING}"),
+                 ("batch",), EngineConfig(backfill="conservative")),
+    "bf-yield-continue": (dict(_FCFS, SchedulerParameters=f"{_CONSERVATIVE},{_YIELDING}"),
+                          ("batch",), EngineConfig(backfill="conservative")),
 }
 CONFIGURATIONS.update(_KNOB_CONFIGURATIONS)
 #: knob kind: (base configuration, the same with the knob's key changed)
 KNOB_PLAYS = {"prio/jobsize": ("fcfs-easy", "jobsize-easy"),
               "prio/decay": ("fairshare-easy", "fairshare-halflife-2min"),
               "bf/window": ("bf-window-1min", "bf-window-10min"),
-              "bf/max_job_test": ("bf-max-job-test-2", "bf-max-job-test-100")}
+              "bf/max_job_test": ("bf-max-job-test-2", "bf-max-job-test-100"),
+              "bf/continue": ("bf-yield", "bf-yield-continue")}

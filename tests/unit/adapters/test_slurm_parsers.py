@@ -358,6 +358,17 @@ def test_sdiag_s_backfill_statistics_read_alike_from_its_text_and_json(release, 
     assert js["table_mean"] == text["table_mean"]
 
 
+def test_sdiag_before_its_first_backfill_cycle_reads_as_none():
+    """sdiag prints no mean before the first cycle since its reset (sdiag.c)."""
+    text = read(FIXTURES / "sdiag", "sdiag-22.05-depth50.txt")
+    head, _, tail = text.partition("Backfilling stats")
+    kept = [line for line in tail.splitlines()
+            if "Mean" not in line and "mean" not in line]
+    zero = "\n".join(line.replace(": 16", ": 0") if "Total cycles" in line else line
+                     for line in kept)
+    assert set(slurm_text.backfill_stats(head + "Backfilling stats" + zero).values()) == {0}
+
+
 def test_sdiag_without_backfill_statistics_is_named():
     with pytest.raises(BadInput, match="Backfilling stats lack"):
         slurm_text.backfill_stats("Main schedule statistics (microseconds):\n\tLast cycle: 1\n")

@@ -55,6 +55,16 @@ def test_a_job_the_cycle_starts_starts_when_its_test_ends():
     assert out == STARTED and arrays.start[C] == 30
 
 
+def test_a_cycle_s_fixed_part_counts_toward_its_starts_not_its_first_yield():
+    """A 0.8 s fixed part and 0.3 s a job, bf_yield_interval 1 s: B's test ends at 31.1 s,
+    C's at 31.4 s, no yield between them (the locks count from the first test); C starts
+    at 31."""
+    config = replace(with_backfill(CONFIG, bf_yield_interval=1_000_000),
+                     backfill_cost=BackfillCost(cycle_us=800_000, job_us=300_000))
+    arrays, _, out = _cycle_at_30(config)
+    assert out == STARTED and arrays.start[C] == 31
+
+
 def test_a_cycle_ends_once_bf_max_time_is_spent():
     """B's test takes 16 s of a 10 s bf_max_time: C is never tested; nothing is left under
     way."""
