@@ -80,18 +80,25 @@ def test_every_knob_is_a_plugin_of_its_family_and_its_label_is_its_spec():
         assert c.fidelity == "exact"
 
 
+def _deep_queue(config, count: int, short_id: int):
+    """Three of four nodes busy for 10 h; ``count`` whole-machine jobs pending, then a 1-h
+    job of one node: (snapshot, running, wide, short)."""
+    running = tuple(_job(k, T0 - 600, 16, 36000, state="RUNNING", start_time=T0 - 600)
+                    for k in (1, 2, 3))
+    wide = tuple(_job(10 + k, T0 - 500 + k, 64, 7200) for k in range(count))
+    short = _job(short_id, T0 - 100, 16, 3600)
+    snap = Snapshot(time=T0, machine=_machine(), running=running, pending=(*wide, short),
+                    config=config)
+    return snap, running, wide, short
+
+
 def test_a_deep_queue_gets_bf_max_job_test_raised_and_the_short_job_past_it_starts_now():
     """Three of four nodes busy for 10 h; twelve whole-machine jobs pending, then a 1-h job
     of one node. bf_max_job_test=5 never lets backfill reach it: it waits for every wide
     job. The candidate raises the depth to the queue's length (in hundreds) and starts it
     on the idle node at once, as Slurm's backfill would."""
     config = with_backfill(FCFS, bf_max_job_test=5)
-    running = tuple(_job(k, T0 - 600, 16, 36000, state="RUNNING", start_time=T0 - 600)
-                    for k in (1, 2, 3))
-    wide = tuple(_job(10 + k, T0 - 500 + k, 64, 7200) for k in range(12))
-    short = _job(99, T0 - 100, 16, 3600)
-    snap = Snapshot(time=T0, machine=_machine(), running=running, pending=(*wide, short),
-                    config=config)
+    snap, running, wide, short = _deep_queue(config, 12, 99)
     (cand,) = _one(snap, "bf")[:1]
     assert cand.spec == "bf/max_job_test:bf_max_job_test=100", cand.spec
     runtimes = {j.job_id: j.time_limit for j in (*running, *wide, short)}
@@ -113,12 +120,7 @@ def test_a_cycle_that_yields_gets_bf_continue_and_reaches_the_short_job_past_its
     arrivals stop. bf_continue is proposed (bf_max_time is not: the cycle fits in
     bf_interval), and with it the first cycle goes on to the short job."""
     config = replace(FCFS, backfill_cost=BackfillCost(job_us=50_000))
-    running = tuple(_job(k, T0 - 600, 16, 36000, state="RUNNING", start_time=T0 - 600)
-                    for k in (1, 2, 3))
-    wide = tuple(_job(10 + k, T0 - 500 + k, 64, 7200) for k in range(100))
-    short = _job(999, T0 - 100, 16, 3600)
-    snap = Snapshot(time=T0, machine=_machine(), running=running, pending=(*wide, short),
-                    config=config)
+    snap, running, wide, short = _deep_queue(config, 100, 999)
     assert [c.spec for c in _one(snap, "bf")] == ["bf/continue:bf_continue=yes"]
     (cand,) = _one(snap, "bf")
     arrivals = tuple(_job(2000 + k, T0 + k, 64, 7200) for k in range(1, 600))
