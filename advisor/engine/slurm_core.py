@@ -1,14 +1,16 @@
 """The slurm mode of the engine: what slurmctld does with a configuration, compiled.
 
 Pure and deterministic, like ``core``. The facts modelled are numbered as in
-docs/slurm-mapping.md (F1-F9); each rule cites Slurm's man page or source.
+docs/slurm-mapping.md (F1-F13); each rule cites Slurm's man page or source.
 
 Per instant: completions, then arrivals (each gets its priority at once), then the priority
 recalculation when PriorityCalcPeriod falls due, then the main scheduler (after completions
 and arrivals, or at the next sched_interval after the queue order changed), then the backfill
 scheduler when its tick falls due and something changed since its last cycle (Slurm skips a
 cycle when nothing changed [src: backfill.c _more_work()]; a cycle on an unchanged state
-would find the same plan).
+would find the same plan). A cycle with a cost (F13, ``BackfillCost``) holds slurmctld's
+locks while it tests: what comes meanwhile waits for them, and a cycle that yields them
+is resumed or ended at its yield's end (``backfill_step``).
 
 Inputs (built by ``advisor.engine.slurm``): ``jobs`` is an int64 table, one row per field
 (``SUBMIT``...), jobs in (submit, job id) order. A pending job appears once per partition it
