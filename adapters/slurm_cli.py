@@ -127,7 +127,8 @@ def backfill_cost(commands: SlurmCommands, release: Release) -> BackfillCost:
     it to operators), the test cluster's figures, and the source says so."""
     try:
         if release.sdiag_json:
-            stats = slurm_json.backfill_stats(*_json(commands, "sdiag")[:1])
+            doc, _ = _json(commands, "sdiag")
+            stats = slurm_json.backfill_stats(doc)
         else:
             stats = slurm_text.backfill_stats(commands.run("sdiag"))
     except (SourceUnavailable, BadInput) as e:

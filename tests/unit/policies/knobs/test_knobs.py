@@ -132,6 +132,16 @@ def test_a_cycle_that_yields_gets_bf_continue_and_reaches_the_short_job_past_its
     assert change.diff == {"SchedulerParameters": ("", "bf_continue")}
 
 
+def test_a_cycle_past_bf_max_time_gets_it_raised_to_the_cycle_s_length():
+    """At half a second a job tested, a cycle over the 101 pending jobs takes 50.5 s and
+    yields 25 times for 0.5 s: 63 s, past bf_max_time (bf_interval's 30 s). Both keys are
+    proposed, bf_max_time at the cycle's length in whole seconds."""
+    config = replace(FCFS, backfill_cost=BackfillCost(job_us=500_000))
+    snap, *_ = _deep_queue(config, 100, 999)
+    assert [c.spec for c in _one(snap, "bf")] == ["bf/continue:bf_continue=yes",
+                                                  "bf/max_time:bf_max_time=63"]
+
+
 def test_a_limit_past_bf_window_gets_the_window_widened_and_its_job_a_reservation():
     """Four nodes run jobs with 2-day limits that end within 4 h; a whole-machine job is
     pending, and one-node jobs arrive every half hour for a day, each asking 2 days and
