@@ -132,16 +132,20 @@ def backfill_cost(commands: SlurmCommands, release: Release) -> BackfillCost:
         else:
             stats = slurm_text.backfill_stats(commands.run("sdiag"))
     except (SourceUnavailable, BadInput) as e:
-        return replace(TEST_CLUSTER_COST, source=f"{TEST_CLUSTER_COST.source} ({e})")
+        return _test_cluster_cost(str(e))
     if stats["cycles"] == 0 or stats["cycle_mean_us"] == 0:
-        return replace(TEST_CLUSTER_COST,
-                       source=f"{TEST_CLUSTER_COST.source} (sdiag: no cycle since its reset)")
+        return _test_cluster_cost("sdiag: no cycle since its reset")
     model = TEST_CLUSTER_COST.cycle_us + TEST_CLUSTER_COST.job_us * stats["depth_try_mean"]
     ratio = stats["cycle_mean_us"] / model
     return BackfillCost(round(TEST_CLUSTER_COST.cycle_us * ratio),
                         max(round(TEST_CLUSTER_COST.job_us * ratio), 1),
                         f"sdiag: {stats['cycles']} cycles, mean {stats['cycle_mean_us']} us "
                         f"over {stats['depth_try_mean']} jobs tried")
+
+
+def _test_cluster_cost(why: str) -> BackfillCost:
+    """The test cluster's figures, the source saying why they stand in."""
+    return replace(TEST_CLUSTER_COST, source=f"{TEST_CLUSTER_COST.source} ({why})")
 
 
 def exclusive_jobs(commands: SlurmCommands) -> set[int]:

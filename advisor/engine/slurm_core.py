@@ -112,6 +112,13 @@ def restore(st):
 
 
 @njit(cache=True, inline="always")
+def next_cycle(t, bf_interval, bf_next):
+    """When the cycle after a change at t is due: at the next multiple of bf_interval
+    [slurm.conf(5) bf_interval], no sooner than ``bf_next``."""
+    return max(t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval, bf_next)
+
+
+@njit(cache=True, inline="always")
 def backfill_step(st, t, bf_next):
     """The backfill cycle due at t run, resumed or ended: returns when the next is due
     (NEVER: at the next change) and the earliest a new one may begin. A cycle that yielded
@@ -124,7 +131,7 @@ def backfill_step(st, t, bf_next):
             sc[S_BF_VER] != sc[S_FREEVER] + sc[S_ARRIVED]:
         sc[S_BF_POS] = -1  # "system state changed, breaking out"
         bf_next = t + bf_interval
-        return max((t // max(bf_interval, 1) + 1) * bf_interval, bf_next), bf_next
+        return next_cycle(t, bf_interval, bf_next), bf_next
     out = backfill(st, t)
     if out == YIELDED:
         return sc[S_BF_T] + (sc[S_BF_EL] + cfg[C_BF_YIELD_SLEEP]) // cfg[C_TICK_US], bf_next
@@ -166,7 +173,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
         t_end = ht[0] if sc[S_HN] > 0 else NEVER
         t = min(t_arr, t_end, t_wake, t_bf, t_calc, t_sched)
         # what comes while a backfill cycle holds slurmctld's locks waits for them
-        t = max(t, sc[S_BF_RELEASE]) if t != NEVER else t
+        t = max(t, sc[S_BF_RELEASE])
         if t == NEVER or t > until:
             break
         events = t_wake <= t
@@ -200,9 +207,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
             main_pass(st, t)
         if backfill_on and sc[S_NQ] > sc[S_QH]:
             if changed and t_bf == NEVER:
-                # the next cycle [slurm.conf(5) bf_interval]
-                t_bf = t if bf_interval <= 0 else (t // bf_interval + 1) * bf_interval
-                t_bf = max(t_bf, bf_next)
+                t_bf = next_cycle(t, bf_interval, bf_next)
             if t_bf <= t:
                 if starts_only and sc[S_BF_POS] < 0 and nothing_fits(st, sc[S_QH]):
                     t_bf = NEVER  # (its reservations would be rebuilt by the next cycle)

@@ -32,6 +32,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from advisor.engine.core_state import NO_RESUME
 from advisor.engine.kernel_state import state_of
 from advisor.engine.node_bits import avail_bits_of, mask_bits, set_range, words
 from advisor.engine.slurm_fairshare import decay_per_second
@@ -173,6 +174,7 @@ def new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_t
     sc = np.zeros(SCALARS, np.int64)
     sc[S_NSLOTS] = slots
     sc[S_BF_POS] = -1
+    sc[S_BF_RELEASE] = NO_RESUME  # (no cycle has held the locks)
     res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends, ev_t, ev_sum = \
         _reservation_arrays(nr, nw, cfg[C_BF_MAX_JOB_TEST])
     # (values computed here, not inside the call: numba reads a call of this many arguments
