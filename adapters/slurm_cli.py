@@ -110,13 +110,21 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
     text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
     partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
     config = slurm_text.parse_config(commands.run("scontrol", "show", "config"))
-    config = replace(config, backfill_cost=backfill_cost(commands, release))
+    config = replace(config, backfill_cost=backfill_cost(commands, release),
+                     utc_offset=utc_offset(now))
     factors = sprio_factors(commands)
     cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", ""))
     source = {"kind": "slurm", "adapter": "cli", "schema": version,
               "release": slurm_json.slurm_release(squeue)}
     return assemble(now, nodes, partitions, running, pending, config, source, factors,
                     cluster_name, accounting(commands, config, cluster_name))
+
+
+def utc_offset(now: int) -> int:
+    """This host's local time at ``now``, seconds east of UTC: slurmctld's, where the
+    advisor runs beside it (the periods of PriorityUsageResetPeriod begin at its local
+    midnight)."""
+    return int(clock.localtime(now).tm_gmtoff)
 
 
 def backfill_cost(commands: SlurmCommands, release: Release) -> BackfillCost:
@@ -161,19 +169,24 @@ def accounting(commands: SlurmCommands, config, cluster_name: str) -> Accounting
     if config.accounting_storage_type != "accounting_storage/slurmdbd":
         return Accounting()
     found = slurm_accounting.read_accounting(commands.run, cluster_name)
-    return replace(found, decay_ran=decay_last_ran(config.state_save_location))
+    ran, reset = decay_state(config.state_save_location)
+    return replace(found, decay_ran=ran, last_reset=reset)
 
 
-def decay_last_ran(state_dir: str) -> int | None:
-    """When slurmctld's decay thread last ran, from its state file (two big-endian 64-bit
-    times, the last run first [src: priority_multifactor.c _write_last_decay_ran()]);
-    None where it cannot be read (the advisor off slurmctld's host, or not root)."""
+def decay_state(state_dir: str) -> tuple[int | None, int | None]:
+    """When slurmctld's decay thread last ran and when it last reset usage (or first
+    ran), from its state file (two big-endian 64-bit times [src: priority_multifactor.c
+    _write_last_decay_ran()]); None where it cannot be read (the advisor off slurmctld's
+    host, or not root)."""
     try:
         with open(os.path.join(state_dir, "priority_last_decay_ran"), "rb") as f:
-            head = f.read(8)
+            head = f.read(16)
     except OSError:
-        return None
-    return int.from_bytes(head, "big") if len(head) == 8 and state_dir else None
+        return None, None
+    if not state_dir or len(head) < 8:
+        return None, None
+    reset = int.from_bytes(head[8:], "big") if len(head) == 16 else None
+    return int.from_bytes(head[:8], "big"), reset
 
 
 def sprio_factors(commands: SlurmCommands) -> dict[tuple[int, str], dict[str, float]]:

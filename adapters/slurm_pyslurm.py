@@ -52,10 +52,17 @@ def snapshot(commands: slurm_cli.SlurmCommands = slurm_cli.SlurmCommands(),
               "release": getattr(module, "__version__", "")}
     conf = _config(config)
     conf = replace(conf, backfill_cost=slurm_cli.backfill_cost(
-        commands, release_of(conf.slurm_version).release))
+        commands, release_of(conf.slurm_version).release), utc_offset=slurm_cli.utc_offset(now))
     return slurm_cli.assemble(now, node_objs, part_objs, running, pending, conf, source,
                               slurm_cli.sprio_factors(commands),
                               accounting=slurm_cli.accounting(commands, conf, ""))
+
+
+def _names(value) -> list:
+    """A pyslurm list setting given as a list or as one comma-separated string."""
+    if not value:
+        return []
+    return value.split(",") if isinstance(value, str) else list(value)
 
 
 def _minutes(value) -> int | None:
@@ -160,6 +167,8 @@ def _config(c) -> SchedulingConfig:
         priority_max_age=int(c.priority_max_age or 0),
         priority_calc_period=int(c.priority_calc_period or 0),
         priority_decay_half_life=int(c.priority_decay_half_life or 0),
+        priority_usage_reset_period=str(getattr(c, "priority_usage_reset_period", None)
+                                        or "NONE").upper(),
         priority_favor_small=bool(c.priority_favor_small),
         scheduler_type=c.scheduler_type or "", scheduler_parameters=raw,
         backfill=slurm_text.backfill_parameters(raw), select_type=c.select_type or "",
@@ -168,6 +177,8 @@ def _config(c) -> SchedulingConfig:
         preempt_type=c.preempt_type or "preempt/none",
         preempt_mode=str(getattr(c, "preempt_mode", "OFF") or "OFF"),
         accounting_storage_type=getattr(c, "accounting_storage_type", None) or "",
+        accounting_storage_tres=tuple(str(t).lower() for t in _names(
+            getattr(c, "accounting_storage_tres", None))),
         accounting_enforce=tuple(str(e).lower() for e in
                                  getattr(c, "accounting_storage_enforce", None) or ()),
         state_save_location=getattr(c, "state_save_location", None) or "",

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 # a site's configuration and accounting: part of the model, kept in their own module
-from advisor.site import (SLURM_CONF, TEST_CLUSTER_COST, Accounting,  # noqa: F401
-                          Association, BackfillCost, BackfillParameters, Qos,
+from advisor.site import (RESET_PERIODS, SLURM_CONF, TEST_CLUSTER_COST,  # noqa: F401
+                          Accounting, Association, BackfillCost, BackfillParameters, Qos,
                           SchedulingConfig)
 # the Slurm releases the advisor reads and plays: part of the model, in their own module
 from advisor.releases import (RELEASES, RESTART_KEYS, SCHEMAS, Played,  # noqa: F401

@@ -110,6 +110,10 @@ class Settings:
         "is recommended over the best change of slurm.conf alone (a knob, docs/native.md) "
         "only when its gain is larger by this, 0.05 for 5 points (default {default})",
         "number", 0, 1)
+    #: the knobs (native slurm.conf changes, ``advisor.plugins.Knob``) in the default grid
+    knobs: bool = option(True, "leave the native slurm.conf changes (the knobs: priority "
+                         "weights, the half-life, bf_* settings) out of the default grid",
+                         "switch", flag="--no-knobs")
     #: fairness on the futures: the deviation over the reference's by at most this
     share_slack: float = option(
         0.05, "a candidate's fair-share deviation (half the CPU-time share its accounts "

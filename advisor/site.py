@@ -48,6 +48,10 @@ class BackfillCost:
 TEST_CLUSTER_COST = BackfillCost(630, 23, "the test cluster's (4 nodes)")
 
 
+#: PriorityUsageResetPeriod's values [slurm.conf(5)], as ``scontrol show config`` prints them
+RESET_PERIODS = ("NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
+
+
 @dataclass(frozen=True)
 class SchedulingConfig:
     """The scheduling configuration in effect (``scontrol show config``). Defaults: Slurm's."""
@@ -64,6 +68,7 @@ class SchedulingConfig:
     priority_max_age: int = 7 * 86400      # seconds
     priority_calc_period: int = 300        # seconds
     priority_decay_half_life: int = 7 * 86400
+    priority_usage_reset_period: str = "NONE"   # NONE, NOW, DAILY, ... YEARLY
     priority_favor_small: bool = False
     scheduler_type: str = "sched/backfill"
     scheduler_parameters: dict[str, str] = field(default_factory=dict)  # raw, as written
@@ -76,12 +81,16 @@ class SchedulingConfig:
     job_submit_plugins: tuple[str, ...] = ()
     over_time_limit: int = 0               # minutes
     accounting_storage_type: str = ""      # accounting_storage/slurmdbd: limits, fair share
+    accounting_storage_tres: tuple[str, ...] = ()  # the TRES tracked (gres/gpu, lower case)
     state_save_location: str = ""          # slurmctld's StateSaveLocation
     accounting_enforce: tuple[str, ...] = ()  # AccountingStorageEnforce (limits, qos, ...)
     def_mem_per_cpu: int = 0               # MB; 0: not set
     def_mem_per_node: int = 0              # MB; 0: not set (UNLIMITED: the whole node)
     slurm_version: str = ""
     backfill_cost: BackfillCost = BackfillCost()   # not a key: measured (sdiag)
+    #: not a key: slurmctld's host's local time, seconds east of UTC, at which the periods
+    #: of PriorityUsageResetPeriod begin (midnight, Sunday, the first of the month)
+    utc_offset: int = 0
 
     @property
     def memory_consumable(self) -> bool:
@@ -119,6 +128,7 @@ SLURM_CONF = (
     ("PriorityMaxAge", "priority_max_age", "minutes", True),
     ("PriorityCalcPeriod", "priority_calc_period", "minutes", True),
     ("PriorityDecayHalfLife", "priority_decay_half_life", "minutes", True),
+    ("PriorityUsageResetPeriod", "priority_usage_reset_period", "text", True),
     ("PriorityFavorSmall", "priority_favor_small", "bool", True),
     ("SelectType", "select_type", "text", True),
     ("SelectTypeParameters", "select_type_parameters", "text", True),
@@ -128,6 +138,7 @@ SLURM_CONF = (
     ("OverTimeLimit", "over_time_limit", "count", True),
     ("JobSubmitPlugins", "job_submit_plugins", "list", True),
     ("AccountingStorageType", "accounting_storage_type", "text", False),
+    ("AccountingStorageTRES", "accounting_storage_tres", "list", False),
     ("StateSaveLocation", "state_save_location", "text", False),
     ("AccountingStorageEnforce", "accounting_enforce", "list", False),
     ("DefMemPerCPU", "def_mem_per_cpu", "megabytes", False),
@@ -185,6 +196,9 @@ class Accounting:
     #: when slurmctld's decay thread last ran (epoch; its state file, where readable):
     #: the phase of its PriorityCalcPeriod passes
     decay_ran: int | None = None
+    #: when usage was last reset (PriorityUsageResetPeriod; the same state file), or when
+    #: slurmctld first ran where it never was; None: not known
+    last_reset: int | None = None
 
     def __bool__(self) -> bool:
         return bool(self.qos or self.associations)

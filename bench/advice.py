@@ -73,7 +73,8 @@ from advisor.settings import Settings  # noqa: E402
 from advisor.units import parse_duration  # noqa: E402
 from advisor.whatif.online import trace_history  # noqa: E402
 from advisor.whatif.hindsight import (ONLINE, ROLLING, SITE, advice_bench,  # noqa: E402
-                                      fixed_runs, static_policies, warm_window)
+                                      fixed_runs, pick_snapshots, static_policies,
+                                      warm_window)
 from advisor.whatif.runner import make_executor  # noqa: E402
 from advisor.whatif.trace_accounts import site_config, with_accounts  # noqa: E402
 
@@ -140,29 +141,45 @@ def window(spec: str, archive: Path | None, fair_share: bool = False):
                        BEFORE)
 
 
-def cached_fixed(spec: str, workload, history, executor, cache: Path | None) -> dict:
-    """Every static policy kept fixed over the window (from ``cache`` when it holds them)."""
+def has_groups(spec: str, archive: Path | None) -> bool:
+    """Whether the trace of window ``spec`` has group numbers: with ``--fair-share`` a set's
+    windows on traces without (one account, nothing to share) are left out."""
+    jobs = read_swf(trace_file(spec.partition("@")[0], archive)).jobs
+    return bool((jobs["group"] >= 0).any())
+
+
+def cached_fixed(spec: str, workload, history, first, executor, cache: Path | None,
+                 knobs: bool = True) -> dict:
+    """Every static policy kept fixed over the window (``static_policies``: with the
+    knobs proposed on the days up to ``first`` unless ``knobs`` is off), those ``cache``
+    holds read from it and the others run and added to it."""
     kind = "-fs" if workload.accounts is not None else ""
     path = cache / f"{spec.replace('/', '_')}-{WEEKS}w{kind}.npz" if cache else None
+    stored = {}
     if path is not None and path.exists():
         data = np.load(path, allow_pickle=False)
-        return {str(lab): (str(sp), data[f"start{k}"])
-                for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
-    fixed = fixed_runs(workload, DAY, static_policies(trace_machine(workload), history,
-                                                      base=site_config(workload)),
-                       executor, history=history)
-    if path is not None:
+        stored = {str(lab): (str(sp), data[f"start{k}"])
+                  for k, (lab, sp) in enumerate(zip(data["labels"], data["specs"]))}
+    policies = static_policies(trace_machine(workload), history, base=site_config(workload),
+                               snapshots=pick_snapshots(workload, first, DAY) if knobs
+                               else ())
+    missing = [p for p in policies if p.label not in stored]
+    if missing:
+        stored.update(fixed_runs(workload, DAY, missing, executor, history=history))
+    if missing and path is not None:
         cache.mkdir(parents=True, exist_ok=True)
-        labels = list(fixed)
-        np.savez(path, labels=np.array(labels), specs=np.array([fixed[k][0] for k in labels]),
-                 **{f"start{k}": fixed[lab][1] for k, lab in enumerate(labels)})
-    return fixed
+        labels = list(stored)
+        np.savez(path, labels=np.array(labels), specs=np.array([stored[k][0] for k in labels]),
+                 **{f"start{k}": stored[lab][1] for k, lab in enumerate(labels)})
+    return {p.label: stored[p.label] for p in policies}
 
 
 def run(args) -> None:
     settings = _settings(args)
     args.out.mkdir(parents=True, exist_ok=True)
     specs = args.windows.split(",") if args.windows else SETS[args.set]
+    if args.fair_share and not args.windows:
+        specs = [s for s in specs if has_groups(s, args.archive)]
     seeds = [int(s) for s in args.seeds.split(",")]
     if args.jobs > 1:
         # every window loaded and its fixed runs made first: the forked workers inherit them
@@ -197,6 +214,8 @@ def _settings(args) -> Settings:
                                                              "dwell") else kind(value)
     if args.futures_only:
         knobs["past"] = False
+    if args.no_knobs:
+        knobs["knobs"] = False
     return Settings(objective="avg_wait", **knobs)
 
 
@@ -207,7 +226,8 @@ def fixed_for(spec: str, args, workers: int, settings: Settings):
     history = trace_history(prior, settings.history_weeks)
     executor = make_executor(workers, "serial" if workers == 1 else "process")
     try:
-        fixed = cached_fixed(spec, workload, history, executor, args.cache)
+        fixed = cached_fixed(spec, workload, history, first, executor, args.cache,
+                             settings.knobs)
     finally:
         executor.close()
     print(f"{spec}: fixed runs {time.perf_counter() - began:.0f} s", file=sys.stderr,
@@ -439,6 +459,8 @@ def main() -> None:
     r.add_argument("--out", type=Path, default=Path("advice-bench"))
     r.add_argument("--tag", default="")
     r.add_argument("--futures-only", action="store_true", help="Settings.past = False")
+    r.add_argument("--no-knobs", action="store_true", help="Settings.knobs = False: the "
+                   "grids (the advice's and the static one) without the knobs")
     r.add_argument("--fair-share", action="store_true", help="the traces' groups as "
                    "accounts, fair share in effect (use a --tag apart)")
     for name, _ in KNOBS:

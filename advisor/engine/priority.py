@@ -66,17 +66,37 @@ def partition_factor(partition: Partition | None, cluster: Cluster,
 def tres_factor(name: str, job: Job, partition: Partition | None, cluster: Cluster,
                 config: SchedulingConfig) -> float:
     """The job's requested count of a TRES over its partition's total; the raw count with
-    NO_NORMAL_TRES [slurm.conf(5) PriorityWeightTRES, PriorityFlags]. Only cpu and node are
-    known to the snapshot; other TRES count 0."""
-    if name not in ("cpu", "node"):
+    NO_NORMAL_TRES [slurm.conf(5) PriorityWeightTRES, PriorityFlags; src:
+    priority_multifactor.c _get_tres_factors()]. Known: cpu, node, and a GRES
+    (``gres/gpu``: per node times nodes) where AccountingStorageTRES tracks it (else
+    slurmctld counts none of it); other TRES (mem, licences) count 0."""
+    if name in ("cpu", "node"):
+        have = job.cpus if name == "cpu" else max(job.nodes, 1)
+    elif name.startswith("gres/") and name in tracked_tres(config):
+        have = job.gres_per_node.get(name[5:], 0) * max(job.nodes, 1)
+    else:
         return 0.0
-    have = job.cpus if name == "cpu" else max(job.nodes, 1)
     if no_normal_tres(config):
         return float(have)
-    cpus, nodes = (cluster.partition_sizes[partition.name] if partition is not None
-                   else (cluster.cpus, len(cluster.nodes)))
-    total = cpus if name == "cpu" else nodes
+    total = partition_tres(name, partition, cluster)
     return have / total if total else 0.0
+
+
+def partition_tres(name: str, partition: Partition | None, cluster: Cluster) -> int:
+    """How much of a TRES (cpu, node, gres/NAME) the partition's nodes have (the
+    cluster's without a partition)."""
+    if name in ("cpu", "node"):
+        cpus, nodes = (cluster.partition_sizes[partition.name] if partition is not None
+                       else (cluster.cpus, len(cluster.nodes)))
+        return cpus if name == "cpu" else nodes
+    members = set(partition.nodes) if partition is not None else None
+    return sum(n.gres.get(name[5:], 0) for n in cluster.nodes
+               if members is None or n.name in members)
+
+
+def tracked_tres(config: SchedulingConfig) -> set[str]:
+    """The TRES slurmctld accounts (AccountingStorageTRES), lower case."""
+    return {t.lower() for t in config.accounting_storage_tres}
 
 
 def no_normal_tres(config: SchedulingConfig) -> bool:

@@ -25,11 +25,12 @@ import numpy as np
 from advisor.engine import Estimates, job_arrays
 from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.priority import (job_size, no_normal_tres, partition_factor,
-                                     static_priority)
+                                     static_priority, tracked_tres)
 from advisor.engine.slurm_core import simulate_slurm
 from advisor.engine.slurm_state import new_state
 from advisor.engine.slurm_fairshare import build as fairshare_tree
 from advisor.engine.slurm_fairshare import played as fairshare_played
+from advisor.engine.slurm_fairshare import last_boundary, reset_schedule
 from advisor.engine.slurm_limits import limit_rows
 from advisor.engine.slurm_resources import tres_rows
 from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_CONTINUE,
@@ -43,6 +44,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_CONTI
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
                                          C_ONE_NODE_FIRST, C_RELEVANT_END, C_RESV_END_UP,
+                                         C_RESET_AT, C_RESET_EVERY, C_RESET_IN_EFFECT,
+                                         C_RESET_LAST, C_RESET_NEXT,
                                          C_STARTS_ONLY, C_T0, C_UNTIL,
                                          C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
@@ -50,8 +53,9 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_CONTI
                                          SUBMIT, USER)
 from advisor.engine.slurm_timing import LIVE, Timing, in_ticks, to_seconds
 from advisor.errors import BadInput
-from advisor.model import (UNLIMITED_SECONDS, Accounting, Cluster, Job, SchedulingConfig,
-                           Snapshot, Workload, job_limit, release_of, trace_machine)
+from advisor.model import (RESET_PERIODS, UNLIMITED_SECONDS, Accounting, Cluster, Job,
+                           SchedulingConfig, Snapshot, Workload, job_limit, release_of,
+                           trace_machine)
 
 # priority/basic: each new job gets the lowest priority so far minus one
 # [src: src/plugins/priority/basic/priority_basic.c priority_p_set()]
@@ -211,7 +215,31 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_BF_COST_CYCLE] = config.backfill_cost.cycle_us
     cfg[C_BF_COST_JOB] = config.backfill_cost.job_us
     cfg[C_TICK_US] = 1_000_000
+    cfg[C_RESET_AT] = cfg[C_RESET_NEXT] = NEVER
     return cfg
+
+
+def set_resets(cfg: np.ndarray, config: SchedulingConfig, now: int, last_reset: int | None,
+               in_effect: str) -> None:
+    """``cfg``'s PriorityUsageResetPeriod entries for ``config`` played from ``now``
+    (``slurm_fairshare.reset_schedule``), the period ``in_effect`` the site's and its last
+    reset at ``last_reset``. Where that is not known: at the last boundary of the period in
+    effect (a site resetting on schedule), else long ago (slurmctld's first start), so that
+    a candidate that brings a reset in resets at once, as slurmctld does on its
+    reconfigure. NOW in effect has reset already, at the reconfigure that set it."""
+    if last_reset is None:
+        last_reset = (last_boundary(in_effect, now, config.utc_offset)
+                      if in_effect in RESET_PERIODS[2:] else 0)
+    cfg[C_RESET_LAST] = last_reset
+    cfg[C_RESET_IN_EFFECT] = RESET_PERIODS.index(in_effect) if in_effect in RESET_PERIODS \
+        else 0
+    period = config.priority_usage_reset_period
+    if period == "NONE" or (period == "NOW" and in_effect == "NOW"):
+        cfg[C_RESET_AT] = cfg[C_RESET_NEXT] = NEVER
+        cfg[C_RESET_EVERY] = 0
+        return
+    cfg[C_RESET_AT], cfg[C_RESET_NEXT], cfg[C_RESET_EVERY] = reset_schedule(
+        period, now, last_reset, config.utc_offset)
 
 
 def _scheduled_partitions(cluster: Cluster) -> list:
@@ -323,6 +351,8 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     names, node_tres, job_tres = tres_rows(cluster, jobs, config)
     limits = limit_rows(snapshot.accounting, config, jobs) or ((), None, None, None)
     cfg = config_vector(config, t0, first_pass)
+    set_resets(cfg, config, t0, snapshot.accounting.last_reset,
+               snapshot.config.priority_usage_reset_period)
     tree = (None,) * 4
     if fair:
         parent, norm_shares, is_user, usage, now, children, first, counts, assoc = \
@@ -390,10 +420,13 @@ def with_backfill(config: SchedulingConfig, **changes) -> SchedulingConfig:
 
 def _static(config: SchedulingConfig, cluster: Cluster, parts, table: np.ndarray,
             rec_job: np.ndarray, rec_part: np.ndarray, node_cpus: np.ndarray,
-            part_nodes: np.ndarray) -> np.ndarray:
+            part_nodes: np.ndarray, tres: tuple[str, ...] = (),
+            node_tres: np.ndarray | None = None,
+            job_tres: np.ndarray | None = None) -> np.ndarray:
     """Per record, the job-size, partition and TRES terms of the priority (§1.1), for whole
     arrays. The job-size factor divides by the limit the job plans with (its own, else its
-    partition's DefaultTime or MaxTime)."""
+    partition's DefaultTime or MaxTime). A GRES weight counts where AccountingStorageTRES
+    tracks it and ``tres`` plays it (``tres_rows``: ``job_tres`` per node, times nodes)."""
     cpus, nodes = table[CPUS][rec_job], np.maximum(table[MIN_NODES][rec_job], 1)
     if not (table[MIN_NODES] > 0).any():  # a trace's jobs: one CPU per node
         nodes = cpus
@@ -404,11 +437,18 @@ def _static(config: SchedulingConfig, cluster: Cluster, parts, table: np.ndarray
     static = static + config.priority_weight_partition * factor[rec_part]
     totals = {"cpu": part_nodes.astype(np.int64) @ node_cpus,
               "node": part_nodes.sum(axis=1, dtype=np.int64)}
+    counts = {"cpu": cpus, "node": nodes}
+    tracked = tracked_tres(config)
+    for k, name in enumerate(tres):
+        if name.startswith("gres/") and name in tracked and node_tres is not None \
+                and job_tres is not None:
+            totals[name] = part_nodes.astype(np.int64) @ node_tres[k]
+            counts[name] = job_tres[k][rec_job] * nodes
     for name, w in config.priority_weight_tres.items():
         key = name.lower()
         if key not in totals:
-            continue  # a TRES the snapshot does not know (licences, GRES): factor 0
-        count = (cpus if key == "cpu" else nodes).astype(np.float64)
+            continue  # a TRES the snapshot does not play (mem, licences): factor 0
+        count = counts[key].astype(np.float64)
         if not no_normal_tres(config):
             count = count / np.maximum(totals[key][rec_part], 1)
         static = static + w * count
@@ -428,10 +468,13 @@ def under_config(inp: SlurmInput, config: SchedulingConfig, cluster: Cluster,
     jobs = inp.jobs.copy()
     jobs[FIXED_PRIO] = -1
     static = _static(config, cluster, _scheduled_partitions(cluster), jobs, inp.rec_job,
-                     inp.rec_part, inp.node_cpus, inp.part_nodes)
+                     inp.rec_part, inp.node_cpus, inp.part_nodes, inp.tres, inp.node_tres,
+                     inp.job_tres)
     cfg = config_vector(config, int(inp.cfg[C_T0]), bool(inp.cfg[C_FIRST_PASS]),
                         bool(inp.cfg[C_COUNT_RESV]), bool(inp.cfg[C_WILL_RUN_WINDOW]))
     cfg[C_T0] = inp.cfg[C_T0]
+    set_resets(cfg, config, int(inp.cfg[C_T0]), int(inp.cfg[C_RESET_LAST]),
+               RESET_PERIODS[int(inp.cfg[C_RESET_IN_EFFECT])])
     if inp.fs_tree is not None:
         cfg[C_W_FAIRSHARE] = config.priority_weight_fairshare
         cfg[C_CALC_PHASE] = inp.cfg[C_CALC_PHASE]

@@ -23,16 +23,21 @@ multiples of the period, as no command prints that phase.
 """
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 from numba import njit
 
-from advisor.model import Accounting, Job, SchedulingConfig
+from advisor.model import RESET_PERIODS, Accounting, Job, SchedulingConfig
 
 #: PriorityFlags that switch Fair Tree off (the classic algorithm is not played)
 CLASSIC = "NO_FAIR_TREE"
+#: the periods of fixed length, in seconds (the others follow the calendar)
+FIXED_PERIODS = {"DAILY": 86400, "WEEKLY": 7 * 86400}
+NEVER = np.iinfo(np.int64).max
 
 
 def played(config: SchedulingConfig, accounting: Accounting) -> bool:
@@ -176,3 +181,63 @@ def add_usage(a, amount, parent, usage):
     while a >= 0:
         usage[a] += amount
         a = parent[a]
+
+
+def next_reset(period: str, last: int, now: int, utc_offset: int = 0) -> int:
+    """When usage is next reset after one at ``last``, seen at ``now`` (epoch seconds), as
+    slurmctld computes it in local time (``utc_offset`` seconds east of UTC) [src:
+    priority_multifactor.c _next_reset()]: midnight of ``last``'s day, then a day later;
+    the Sunday after; the first of the next month, quarter (January, April, July,
+    October) or year. A daily or weekly reset long overdue comes at the last boundary
+    before ``now`` (its loop skips the ones a period or more before it)."""
+    day = dt.datetime.fromtimestamp(last + utc_offset, dt.timezone.utc).replace(
+        hour=0, minute=0, second=0, microsecond=0)
+    if period in FIXED_PERIODS:
+        every = FIXED_PERIODS[period]
+        days = 1 if period == "DAILY" else 7 - (day.weekday() + 1) % 7   # (tm_wday: Sun 0)
+        t = calendar.timegm(day.timetuple()) - utc_offset + days * 86400
+        if t + every < now:
+            t += (now - t - 1) // every * every
+        return t
+    if period == "MONTHLY":
+        day = day.replace(day=1, month=day.month % 12 + 1,
+                          year=day.year + (day.month == 12))
+    elif period == "QUARTERLY":
+        month = next((m for m in (4, 7, 10) if m > day.month), 1)
+        day = day.replace(day=1, month=month, year=day.year + (month == 1))
+    elif period == "YEARLY":
+        day = day.replace(day=1, month=1, year=day.year + 1)
+    else:
+        return NEVER
+    return calendar.timegm(day.timetuple()) - utc_offset
+
+
+def last_boundary(period: str, now: int, utc_offset: int = 0) -> int:
+    """The last reset instant of ``period`` at or before ``now`` (a site resetting on
+    schedule)."""
+    t = next_reset(period, now - 400 * 86400, now, utc_offset)
+    while True:
+        after = next_reset(period, t, now, utc_offset)
+        if after > now:
+            return t
+        t = after
+
+
+def reset_schedule(period: str, now: int, last_reset: int,
+                   utc_offset: int = 0) -> tuple[int, int, int]:
+    """(the first reset after ``now``, the second, the period after it; NEVER and 0:
+    none) under ``period`` with the last reset at ``last_reset`` [src: _decay_thread()]:
+    NOW resets at the first pass; a periodic reset whose boundary after ``last_reset``
+    is already past resets then too. (Slurm then resets at each pass until its boundary
+    has caught up with the clock, one a pass: played as the first alone, the further ones
+    dropping only a pass's usage each.)"""
+    if period == "NOW":
+        return now, NEVER, 0
+    if period not in RESET_PERIODS[2:]:
+        return NEVER, NEVER, 0
+    first = next_reset(period, last_reset, now, utc_offset)
+    if first <= now:
+        first, last_reset = now, last_boundary(period, now, utc_offset)
+    else:
+        last_reset = first
+    return first, next_reset(period, last_reset, now, utc_offset), FIXED_PERIODS.get(period, 0)

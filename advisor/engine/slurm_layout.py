@@ -25,8 +25,12 @@ JOB_ROWS = 12
  C_RELEVANT_END, C_ONE_NODE_FIRST, C_UNTIL,
  # the backfill cycle's cost (``slurm_backfill``), in microseconds, and an engine tick's
  C_BF_MAX_TIME, C_BF_YIELD_INTERVAL, C_BF_YIELD_SLEEP, C_BF_CONTINUE, C_BF_COST_CYCLE,
- C_BF_COST_JOB, C_TICK_US) = range(35)
-CONFIG_SIZE = 35
+ C_BF_COST_JOB, C_TICK_US,
+ # PriorityUsageResetPeriod (``slurm_fairshare.reset_schedule``): the next two instants at
+ # which usage is reset (NEVER: none) and the period after the second (0: none); the
+ # last reset and the period in effect, which a candidate's schedule is computed from
+ C_RESET_AT, C_RESET_NEXT, C_RESET_EVERY, C_RESET_LAST, C_RESET_IN_EFFECT) = range(40)
+CONFIG_SIZE = 40
 #: a job's need of a resource on a node that is all the node has of it (memory, when no
 #: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
 WHOLE_NODE = 1 << 50

@@ -8,14 +8,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from advisor.engine.core import DONE, QUEUED, RUNNING
+from advisor.engine.core import DONE, NEVER, QUEUED, RUNNING
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, note_free, popcount,
                                       trailing_zeros)
 from advisor.engine.slurm_fairshare import add_usage
-from advisor.engine.slurm_layout import (C_END_LATENCY, C_OVER_TIME, CPUS, EXCLUSIVE, LIMIT,
-                                         MIN_NODES, NREC, REC0, RUNTIME, WHOLE_NODE)
+from advisor.engine.slurm_layout import (C_END_LATENCY, C_OVER_TIME, C_RESET_EVERY,
+                                         C_RESET_NEXT, CPUS, EXCLUSIVE, LIMIT, MIN_NODES,
+                                         NREC, REC0, RUNTIME, WHOLE_NODE)
 from advisor.engine.slurm_nodes import select_nodes
-from advisor.engine.slurm_state import (S_FREEVER, S_HN, S_NRL, S_NSLOTS, S_NTAKEN)
+from advisor.engine.slurm_state import (S_FREEVER, S_HN, S_NRL, S_NSLOTS, S_NTAKEN,
+                                        S_RESET, S_RESETS)
 from advisor.engine.structures import heap_push, running_insert, running_remove
 
 
@@ -52,13 +54,24 @@ def accrue_usage(st, t):
     """Fair-share usage brought up to t, a PriorityCalcPeriod at most at a time: all of it
     decays by decay ** dt, and each running job adds dt * decay ** dt times its CPUs to its
     association and those above it [src: priority_multifactor.c _decay_thread(),
-    _apply_new_usage()]."""
+    _apply_new_usage()]. A reset (PriorityUsageResetPeriod) zeroes it all at the first
+    pass at or after its instant, before that pass adds the running jobs' usage of the
+    period before it [src: _decay_thread(), _reset_usage()]: so the usage is zeroed at the
+    pass before, the step cut there."""
     fs_last, fs_usage, rl, start, jobs = st.fs_last, st.fs_usage, st.rl, st.start, st.jobs
     job_assoc, decay, sc = st.job_assoc, st.decay, st.sc
     step = max(st.calc, 1)
     while fs_last[0] < t:
         b = fs_last[0]
+        zero = _usage_zeroed_at(st)
+        if b >= zero:
+            for a in range(st.na):
+                fs_usage[a] = 0.0
+            _next_reset(st)
+            zero = _usage_zeroed_at(st)
         e = min(b + step, t)
+        if b < zero < e:
+            e = zero
         real = decay ** (e - b)
         for a in range(st.na):
             fs_usage[a] *= real
@@ -70,6 +83,34 @@ def accrue_usage(st, t):
                     add_usage(job_assoc[j], run * decay ** run * jobs[CPUS, j],
                               st.fs_parent, fs_usage)
         fs_last[0] = e
+
+
+@njit(cache=True, inline="always")
+def _usage_zeroed_at(st):
+    """The pass before the first decay-thread pass at or after the next reset (NEVER:
+    none): from there the usage starts anew."""
+    reset = st.sc[S_RESET]
+    if reset == NEVER:
+        return NEVER
+    calc = st.calc
+    if calc <= 0:
+        return reset
+    phase = st.phase
+    first = phase + -((phase - reset) // calc) * calc
+    return first - calc
+
+
+@njit(cache=True, inline="always")
+def _next_reset(st):
+    """The reset after the one just done: the schedule's second, then one a period."""
+    sc, cfg = st.sc, st.cfg
+    sc[S_RESETS] += 1
+    if sc[S_RESETS] == 1:
+        sc[S_RESET] = cfg[C_RESET_NEXT]
+    elif cfg[C_RESET_EVERY] > 0 and sc[S_RESET] != NEVER:
+        sc[S_RESET] += cfg[C_RESET_EVERY]
+    else:
+        sc[S_RESET] = NEVER
 
 
 @njit(cache=True, inline="always")

@@ -40,7 +40,8 @@ from advisor.engine.slurm_layout import (
     C_BACKFILL, C_BF_BUSY_NODES, C_BF_COST_CYCLE, C_BF_COST_JOB, C_BF_INTERVAL,
     C_BF_MAX_JOB_PART, C_BF_MAX_JOB_TEST, C_BF_MAX_JOB_USER, C_BF_PART_RESERVE,
     C_BF_RESOLUTION, C_CALC_PERIOD, C_CALC_PHASE,
-    C_COUNT_RESV, C_DECAY_HALF_LIFE, C_ONE_NODE_FIRST, C_RELEVANT_END, C_RESV_END_UP,
+    C_COUNT_RESV, C_DECAY_HALF_LIFE, C_ONE_NODE_FIRST, C_RELEVANT_END, C_RESET_AT,
+    C_RESV_END_UP,
     C_SCHED_INTERVAL, C_STARTS_ONLY, C_T0, C_W_FAIRSHARE, CPUS, EXCLUSIVE, LIMIT, NREC,
     USER)
 
@@ -52,8 +53,10 @@ from advisor.engine.slurm_layout import (
 # start, microseconds spent, and the versions at the yield; when it releases the locks)
 (S_NQ, S_NRL, S_HN, S_NTAKEN, S_NRES, S_NSLOTS, S_CYCLE, S_PICKED, S_FREEVER, S_QH,
  S_NEV, S_ARRIVED, S_BF_POS, S_BF_NQ, S_BF_TESTED, S_BF_RESOUT, S_BF_STARTED, S_BF_T,
- S_BF_EL, S_BF_VER, S_BF_RELEASE) = range(21)
-SCALARS = 21
+ S_BF_EL, S_BF_VER, S_BF_RELEASE,
+ # the next instant at which fair-share usage is reset (NEVER: none), resets done
+ S_RESET, S_RESETS) = range(23)
+SCALARS = 23
 
 INPUTS = ("jobs rec_job rec_part rec_static node_cpus part_nodes part_tier part_max cfg "
           "node_tres job_tres lim_cap job_lim job_use job_assoc w_age max_age")
@@ -175,6 +178,7 @@ def new_state(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_t
     sc[S_NSLOTS] = slots
     sc[S_BF_POS] = -1
     sc[S_BF_RELEASE] = NO_RESUME  # (no cycle has held the locks)
+    sc[S_RESET] = cfg[C_RESET_AT]
     res_b, res_e, res_bits, res_w0, res_w1, res_spare, res_s, ends, ev_t, ev_sum = \
         _reservation_arrays(nr, nw, cfg[C_BF_MAX_JOB_TEST])
     # (values computed here, not inside the call: numba reads a call of this many arguments

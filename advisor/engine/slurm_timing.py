@@ -28,6 +28,7 @@ from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_END_LATENCY,
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_OVER_TIME,
+                                         C_RESET_AT, C_RESET_EVERY, C_RESET_NEXT,
                                          C_SCHED_INTERVAL, C_T0, C_TICK_US, C_UNTIL,
                                          C_WILL_RUN_WINDOW, ELIGIBLE, FIXED, LIMIT, RUNTIME,
                                          SUBMIT)
@@ -50,7 +51,8 @@ LIVE = Timing(tick=10, at=5, end_latency=3, bf_phase=5)
 
 # configuration entries that are durations in seconds
 _DURATIONS = (C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MIN_AGE, C_CALC_PERIOD,
-              C_SCHED_INTERVAL, C_OVER_TIME, C_WILL_RUN_WINDOW, C_DECAY_HALF_LIFE)
+              C_SCHED_INTERVAL, C_OVER_TIME, C_WILL_RUN_WINDOW, C_DECAY_HALF_LIFE,
+              C_RESET_EVERY)
 
 
 def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: float,
@@ -72,6 +74,9 @@ def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: f
         cfg[C_T0] = cfg[C_T0] * k + shift
     if cfg[C_CALC_PHASE] > 0:  # (an instant)
         cfg[C_CALC_PHASE] = cfg[C_CALC_PHASE] * k + shift
+    for instant in (C_RESET_AT, C_RESET_NEXT):
+        if cfg[instant] != NEVER:
+            cfg[instant] = cfg[instant] * k + shift
     if cfg[C_UNTIL] != NEVER:  # (the last tick of that second)
         cfg[C_UNTIL] = cfg[C_UNTIL] * k + shift + k - 1
     cfg[C_END_LATENCY] = timing.end_latency

@@ -47,17 +47,26 @@ class Knob(PluginBase):
                           "slurm mode plays (advisor recommend, replay --online)")
 
     def enact(self, params, context: Context) -> Enactment:
-        return Enactment(sets={field: getattr(params, name)
+        return Enactment(sets={field: self.config_value(name, getattr(params, name))
                                for name, field in self.SETS.items()},
                          keeps_job_rules=True, fidelity="exact", caveats=self.CAVEATS)
+
+    def config_value(self, name: str, value):
+        """The configuration's value for the parameter ``name`` set to ``value`` (the same,
+        unless the key is written otherwise than the configuration holds it)."""
+        return value
+
+    def param_value(self, name: str, value):
+        """The parameter ``name``'s value for the configuration's ``value``."""
+        return value
 
     def candidates(self, context: Context) -> tuple:
         if context.snapshot is None:
             return ()
         out = []
         for change in self.propose(context):
-            params = self.Params(**{name: change.get(name, in_effect(context, field))
-                                    for name, field in self.SETS.items()})
+            params = self.Params(**{name: change.get(name, self.current(context, name))
+                                    for name in self.SETS})
             if params not in out and not self.unchanged(params, context):
                 out.append(params)
         return tuple(out)
@@ -68,13 +77,19 @@ class Knob(PluginBase):
         return []
 
     def current(self, context: Context, name: str = ""):
-        """The value in effect of the key parameter ``name`` sets (default: the first)."""
-        return in_effect(context, self.SETS[name or next(iter(self.SETS))])
+        """The value in effect of the key parameter ``name`` sets (default: the first), as
+        the parameter writes it."""
+        name = name or next(iter(self.SETS))
+        return self.param_value(name, in_effect(context, self.SETS[name]))
 
     def unchanged(self, params, context: Context) -> bool:
         """Whether ``params`` set every key to what is in effect (no candidate)."""
-        return all(getattr(params, name) == in_effect(context, field)
-                   for name, field in self.SETS.items())
+        return all(getattr(params, name) == self.current(context, name) for name in self.SETS)
+
+
+def is_knob(policy) -> bool:
+    """Whether ``policy`` is a knob's (a knob stands alone in its policy)."""
+    return any(isinstance(getattr(c.plugin, "impl", c.plugin), Knob) for c in policy.choices)
 
 
 def in_effect(context: Context, field: str):

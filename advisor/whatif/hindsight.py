@@ -33,15 +33,17 @@ from advisor.cleaning import trace_window
 from advisor.engine import Estimates, job_arrays
 from advisor.errors import BadInput
 from advisor.metrics import bounded_slowdown, lawson_slowdown
-from advisor.model import (SECONDS_PER_WEEK, Accounting, SchedulingConfig, Workload,
-                           trace_machine)
+from advisor.model import (SECONDS_PER_WEEK, Accounting, SchedulingConfig, Snapshot,
+                           Workload, trace_machine)
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import default_grid
+from advisor.plugins.knob import is_knob
 from advisor.plugins.spec import Policy, parse_policy
 from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.futures import history_from_workload
 from advisor.settings import Settings
 from advisor.whatif.online import OnlineResult, ReplaySystem, online_replay, trace_history
+from advisor.whatif.snapshot import trace_snapshot
 from advisor.whatif.fairness import account_wait, numbered_accounts, share_deviation
 from advisor.whatif.runner import Executor, SerialExecutor
 from advisor.whatif.trace_accounts import account_names, baseline_spec, site_config
@@ -69,7 +71,7 @@ def fixed_starts(task: FixedTask) -> np.ndarray:
     """Start times of the window's jobs under ``task.policy`` kept fixed (module docstring)."""
     system = ReplaySystem(task.workload, task.estimates,
                           parse_policy(baseline_spec(task.workload)))
-    base = site_config(task.workload)
+    base = fixed_base(task.policy, task.workload, system)
 
     def enacted(snap=None):
         return slurm_candidate(task.policy, Context(system.machine, base, snapshot=snap,
@@ -77,6 +79,13 @@ def fixed_starts(task: FixedTask) -> np.ndarray:
 
     return system.play(system.decision_points(task.every), lambda t, snap, h, c: enacted(snap),
                        first=enacted())
+
+
+def fixed_base(policy: Policy, workload: Workload, system: ReplaySystem) -> SchedulingConfig:
+    """The configuration ``policy`` is enacted over: the site's, or for a knob (keys of
+    the configuration in effect changed) the baseline's, which is in effect when the site
+    picks."""
+    return system.first.config if is_knob(policy) else site_config(workload)
 
 
 @dataclass(frozen=True)
@@ -105,13 +114,26 @@ class AdviceBench:
 
 def static_policies(machine, history: pd.DataFrame | None = None,
                     policies: tuple[Policy, ...] | None = None,
-                    base: SchedulingConfig = SchedulingConfig()) -> list[Policy]:
+                    base: SchedulingConfig = SchedulingConfig(),
+                    snapshots: tuple[Snapshot, ...] = ()) -> list[Policy]:
     """The policies kept fixed: ``policies``, else the whole default grid (a short queue's:
     conservative backfilling and plans too), each Slurm form once; over a site's ``base``
-    with a priority policy (fair share), the grid's candidates that keep it."""
+    with a priority policy (fair share), the grid's candidates that keep it. With
+    ``snapshots`` (the states the site picks from, oldest first: ``pick_snapshots``), each
+    knob's proposals at the latest of them where it proposes any (the state the site saw
+    last), each kept fixed as a site sets a key by hand."""
     context = Context(machine, base, 0, None, history=history)
+    chosen = [(p, context) for p in (list(policies) if policies else default_grid(context))]
+    proposed: set[str] = set()
+    for snapshot in (reversed(snapshots) if not policies else ()):
+        # (a knob changes the configuration in effect then: the baseline's)
+        now = Context(machine, snapshot.config, len(snapshot.pending), None,
+                      snapshot=snapshot, history=history)
+        knobs = [p for p in default_grid(now) if is_knob(p) and _knob(p) not in proposed]
+        chosen += [(p, now) for p in knobs]
+        proposed |= {_knob(p) for p in knobs}
     out, seen = [], []
-    for policy in (list(policies) if policies else default_grid(context)):
+    for policy, context in chosen:
         candidate = slurm_candidate(policy, context)
         enacts = candidate.enacts
         if candidate.overrides and not policies:
@@ -120,6 +142,23 @@ def static_policies(machine, history: pd.DataFrame | None = None,
             seen.append(enacts)
             out.append(policy)
     return out
+
+
+def _knob(policy: Policy) -> str:
+    return policy.choices[0].plugin.key
+
+
+def pick_snapshots(workload: Workload, first: int | None, every: int
+                   ) -> tuple[Snapshot, ...]:
+    """The window's state under the baseline at each decision point (every ``every``
+    seconds) of the weeks before ``first`` (its first judged moment, when the site picks)
+    and at ``first``: what a site reading its last weeks saw (none without a warm-up)."""
+    t0 = int(workload.jobs["submit"].min())
+    if first is None or first <= t0:
+        return ()
+    baseline = parse_policy(baseline_spec(workload))
+    return tuple(trace_snapshot(workload, baseline, t)
+                 for t in (*range(t0 + every, first, every), first))
 
 
 def bench_window(whole: Workload, since: int | None = None, until: int | None = None,
@@ -181,16 +220,18 @@ def advice_bench(workload: Workload, every: int, settings: Settings = Settings()
                        f"'{settings.objective}'")
     baseline = baseline or parse_policy(baseline_spec(workload))
     history = trace_history(prior, settings.history_weeks)
+    submit = workload.jobs["submit"].to_numpy(np.int64)
+    t0 = int(submit.min())
+    warm = first is not None and first > t0
     policies = static_policies(trace_machine(workload), history, settings.policies,
-                               site_config(workload))
+                               site_config(workload),
+                               pick_snapshots(workload, first, every) if settings.knobs
+                               else ())
     if fixed is None:
         fixed = fixed_runs(workload, every, policies, executor, estimates, history,
                            (lambda d, n: on_progress("policies kept fixed", d, n))
                            if on_progress else None)
-    submit = workload.jobs["submit"].to_numpy(np.int64)
     runtime = job_arrays(workload, estimates).runtime
-    t0 = int(submit.min())
-    warm = first is not None and first > t0
     online = online_replay(workload, every, settings, executor, baseline, estimates,
                            (lambda d, n: on_progress("decision points", d, n))
                            if on_progress else None, prior, first if warm else None)
@@ -253,14 +294,15 @@ def switching_starts(workload: Workload, every: int, policies: dict,
     time on, enacted anew at every decision point (as ``fixed_starts``: a plan orders the
     jobs pending there)."""
     system = ReplaySystem(workload, estimates, baseline or parse_policy(baseline_spec(workload)))
-    machine, base = trace_machine(workload), site_config(workload)
+    machine = trace_machine(workload)
 
     def decide(t, snap, history, current):
         label = next((name for at, name in reversed(schedule) if t >= at), None)
         if label is None:
             return current
-        return slurm_candidate(policies[label], Context(machine, base, snapshot=snap,
-                                                        history=history))
+        return slurm_candidate(policies[label], Context(
+            machine, fixed_base(policies[label], workload, system), snapshot=snap,
+            history=history))
 
     return system.play(system.decision_points(every), decide)
 

@@ -192,7 +192,8 @@ class ReplaySystem:
         if self.associations is None or self.association_rows is None:
             return snap
         usage = usage_at(self.associations, t, config.priority_decay_half_life,
-                         self.association_rows, self.procs, start, start + self.runtime)
+                         self.association_rows, self.procs, start, start + self.runtime,
+                         config.priority_usage_reset_period)
         return replace(snap, accounting=usage)
 
     def history(self, t: int, start: np.ndarray) -> pd.DataFrame:

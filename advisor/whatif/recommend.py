@@ -43,6 +43,7 @@ from advisor.metrics import bounded_slowdown
 from advisor.model import SECONDS_PER_WEEK, Snapshot, job_limit
 from advisor.plugins.contract import Context
 from advisor.plugins.grid import grid
+from advisor.plugins.knob import is_knob
 from advisor.plugins.spec import Policy
 from advisor.settings import Settings
 from advisor.whatif.candidates import Candidate, candidates_for, context_for, slurm_candidate
@@ -115,6 +116,8 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     context = context_for(snapshot, history, settings.conservative_up_to)
     policies, left_out = ((list(settings.policies), "") if settings.policies else
                           grid(context))
+    if not settings.knobs and not settings.policies:
+        policies = [p for p in policies if not is_knob(p)]
     candidates = candidates_for(snapshot, policies, site, route, context=context)
     missing = unplayed(snapshot)
     if missing:

@@ -70,12 +70,12 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     known = jobs["submit"].to_numpy() <= time
     past = workload.with_jobs(jobs[known])
     arrays = job_arrays(past, estimates)
-    config = policy.engine_config(base)
-    start, _ = run(arrays, config)
+    engine = policy.engine_config(base)
+    start, _ = run(arrays, engine)
     end = start + arrays.runtime
     running = np.flatnonzero((start <= time) & (end > time))
     pending = np.flatnonzero(start > time)
-    rank = queue_rank(arrays, pending, time, config)
+    rank = queue_rank(arrays, pending, time, engine)
     ids, users = past.jobs["job_id"].to_numpy(), past.jobs["user"].astype(str).to_numpy()
     accounts = account_names(past.jobs["group"].to_numpy())
     memory = memory_per_cpu(past.jobs["req_mem"].to_numpy())
@@ -117,7 +117,8 @@ def trace_snapshot(workload: Workload, policy: Policy, time: int,
     if workload.accounts is not None:  # fair share: what the replay used until then
         rows = association_rows(workload.accounts, accounts, users)
         accounting = usage_at(workload.accounts, time, config.priority_decay_half_life,
-                              rows, arrays.procs, start, end)
+                              rows, arrays.procs, start, end,
+                              config.priority_usage_reset_period)
         source["accounts"] = "groups, as accounts"
     return Snapshot(time=int(time), machine=machine, running=run_jobs,
                     pending=tuple(sorted(wait_jobs, key=lambda j: -j.priority)),

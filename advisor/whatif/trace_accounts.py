@@ -15,9 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from advisor.engine.slurm_fairshare import decay_per_second
+from advisor.engine.slurm_fairshare import decay_per_second, last_boundary
 from advisor.errors import BadInput
-from advisor.model import Accounting, Association, SchedulingConfig, Workload
+from advisor.model import RESET_PERIODS, Accounting, Association, SchedulingConfig, Workload
 from advisor.plugins.spec import BASELINE
 
 #: the account of jobs whose group is not known (SWF -1)
@@ -90,14 +90,21 @@ def association_rows(accounts: Accounting, account: np.ndarray,
 
 
 def usage_at(accounts: Accounting, t: int, half_life: int, rows: np.ndarray,
-             cpus: np.ndarray, start: np.ndarray, end: np.ndarray) -> Accounting:
+             cpus: np.ndarray, start: np.ndarray, end: np.ndarray,
+             reset_period: str = "NONE") -> Accounting:
     """``accounts`` with each association's raw usage at ``t``: the CPU-seconds of the
     jobs run before ``t`` (``start`` >= 0, until ``end`` or ``t``), each second decayed by
     ``f ** (t - s)``, ``f`` the decay thread's (``slurm_fairshare.decay_per_second``),
     summed up the tree (an account's usage holds its users'; the root's, all); ``rows``:
-    each job's associations (``association_rows``)."""
+    each job's associations (``association_rows``). Under a periodic
+    PriorityUsageResetPeriod only the seconds since its last boundary count (the trace's
+    clock read as UTC, the period as if in effect throughout), and that boundary is the
+    accounting's ``last_reset``."""
+    since = last_boundary(reset_period, t) if reset_period in RESET_PERIODS[2:] else None
     ran = (start >= 0) & (start < t)
-    a = np.minimum(start[ran], t).astype(np.float64)
+    if since is not None:
+        ran &= end > since
+    a = np.minimum(np.maximum(start[ran], since or 0), t).astype(np.float64)
     b = np.minimum(end[ran], t).astype(np.float64)
     log_f = np.log(decay_per_second(half_life))
     # the integral of f ** (t - s) over [a, b] (b - a without decay)
@@ -113,6 +120,6 @@ def usage_at(accounts: Accounting, t: int, half_life: int, rows: np.ndarray,
     # none at a given moment, and a copy costs more than the rest of this)
     new = [total if not x.user and not x.parent else float(own[i])
            for i, x in enumerate(accounts.associations)]
-    return replace(accounts, associations=tuple(
+    return replace(accounts, last_reset=since, associations=tuple(
         x if v == x.raw_usage else x.with_usage(v)
         for x, v in zip(accounts.associations, new)))

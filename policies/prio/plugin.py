@@ -4,7 +4,9 @@
 * jobsize: PriorityWeightJobSize and PriorityFavorSmall;
 * fairshare: PriorityWeightFairshare;
 * qos, partition: PriorityWeightQOS, PriorityWeightPartition;
-* decay: PriorityDecayHalfLife, how long past usage counts against an account.
+* decay: PriorityDecayHalfLife, how long past usage counts against an account;
+* tres: PriorityWeightTRES, how much each TRES a job asks for counts;
+* reset: PriorityUsageResetPeriod, when all past usage is forgotten at once.
 
 The grid proposes them on a site whose priority is a policy (priority/multifactor with a
 fair-share, QOS, association or partition weight that sets jobs apart:
@@ -17,7 +19,13 @@ fair-share, QOS, association or partition weight that sets jobs apart:
 * the fair-share weight halved and doubled, and the half-life halved and doubled (within a
   day and four weeks), where fair share is played;
 * the QOS and partition weights halved and doubled (the largest policy weight where 0) when
-  the pending jobs' QOS priorities or their partitions' PriorityJobFactor differ.
+  the pending jobs' QOS priorities or their partitions' PriorityJobFactor differ;
+* a TRES's weight (CPU, and a GRES that AccountingStorageTRES tracks) at half the largest
+  policy weight where unset, else halved and doubled, when the pending jobs ask for
+  different amounts of it: larger requests first, against backfill's lean to small ones;
+* PriorityUsageResetPeriod where fair share is played with no decay (a half-life of 0:
+  usage only grows unless reset): MONTHLY and QUARTERLY where none is set, else the
+  periods either side of the one set.
 Each changes the balance between the site's policy and waiting, which the fairness figures
 judge beside the waits.
 """
@@ -26,8 +34,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.plugins import Context, Knob, param, site_policy
-from advisor.policies.prio.inputs import (fair_share_played, oldest_wait, partition_factors,
-                                          qos_levels)
+from advisor.policies.prio.inputs import (RESET_PERIODS, asked_tres, fair_share_played,
+                                          oldest_wait,
+                                          partition_factors, qos_levels, tres_text,
+                                          tres_weights)
 
 #: Slurm's weights are 32-bit [slurm.conf(5)]
 MAX_WEIGHT = 4294967295
@@ -188,5 +198,59 @@ class Decay(PrioKnob):
                 if MIN_HALF_LIFE <= h <= MAX_HALF_LIFE]
 
 
-AGE, JOBSIZE, FAIRSHARE, QOS, PARTITION, DECAY = (Age(), JobSize(), Fairshare(), Qos(),
-                                                  PartitionWeight(), Decay())
+@dataclass(frozen=True)
+class TresParams:
+    PriorityWeightTRES: str = param("", "each TRES's weight, as slurm.conf writes it "
+                                    "(CPU=1000,GRES/gpu=2000; Slurm's default none)")
+
+
+class Tres(PrioKnob):
+    name, rank, Params = "tres", 66, TresParams
+    summary = "PriorityWeightTRES: how much the CPUs and GPUs a job asks for count"
+    SETS = {"PriorityWeightTRES": "priority_weight_tres"}
+
+    def config_value(self, name: str, value):
+        return tres_weights(value)
+
+    def param_value(self, name: str, value):
+        return tres_text(value)
+
+    def propose(self, context: Context) -> list[dict]:
+        top = _top(context)
+        if not top:
+            return []
+        weights = dict(context.config.priority_weight_tres)
+        out = []
+        for tres in asked_tres(context.snapshot):
+            now = weights.get(tres, 0)
+            for w in ((top // 2,) if now <= 0 else (now // 2, 2 * now)):
+                out.append({"PriorityWeightTRES": tres_text({**weights, tres: w})})
+        return out
+
+
+@dataclass(frozen=True)
+class ResetParams:
+    PriorityUsageResetPeriod: str = param("NONE", "when all usage is zeroed (Slurm's "
+                                          "default NONE)", choices=RESET_PERIODS)
+
+
+class Reset(PrioKnob):
+    name, rank, Params = "reset", 67, ResetParams
+    summary = "PriorityUsageResetPeriod: when all past usage is forgotten at once"
+    SETS = {"PriorityUsageResetPeriod": "priority_usage_reset_period"}
+
+    def propose(self, context: Context) -> list[dict]:
+        if not fair_share_played(context.snapshot) or \
+                context.config.priority_decay_half_life > 0:
+            return []
+        periodic = RESET_PERIODS[2:]
+        now = context.config.priority_usage_reset_period
+        if now not in periodic:
+            return [{"PriorityUsageResetPeriod": p} for p in ("MONTHLY", "QUARTERLY")]
+        k = periodic.index(now)
+        return [{"PriorityUsageResetPeriod": p} for p in periodic[max(k - 1, 0):k + 2]
+                if p != now]
+
+
+AGE, JOBSIZE, FAIRSHARE, QOS, PARTITION, DECAY, TRES, RESET = (
+    Age(), JobSize(), Fairshare(), Qos(), PartitionWeight(), Decay(), Tres(), Reset())

@@ -106,9 +106,11 @@ def test_the_snapshot_holds_the_fair_share_state(clean_queue):
     (tests/fixtures/sim-to-real/fairshare-40jobs-load1.5.json): live, it met the floor
     alone (97.5%) but not after the other plays of a full CI run. Plays of the same jobs
     differ by sub-second phases the records do not carry: on 26.05, four plays on new
-    clusters read 82.5% to 90.0% (docs/simulation.md, "Plays differ, not releases")."""
+    clusters read 82.5% to 90.0% (docs/simulation.md, "Plays differ, not releases").
+    With PriorityUsageResetPeriod set, the same file gives the last reset (or slurmctld's
+    first start), which a reset's schedule is computed from."""
     settings, _, _ = CONFIGURATIONS["fairshare-easy"]
-    with clean_queue.reconfigured(**settings):
+    with clean_queue.reconfigured(**settings, PriorityUsageResetPeriod="WEEKLY"):
         snapshot = slurm_cli.snapshot(SlurmCommands())
     assert fairshare_played(snapshot.config, snapshot.accounting)
     assert {(a.account, a.shares) for a in snapshot.accounting.associations
@@ -118,3 +120,6 @@ def test_the_snapshot_holds_the_fair_share_state(clean_queue):
     assert snapshot.accounting.decay_ran is not None
     assert abs(snapshot.accounting.decay_ran - snapshot.time) <= \
         snapshot.config.priority_calc_period + 5
+    assert snapshot.config.priority_usage_reset_period == "WEEKLY"
+    reset = snapshot.accounting.last_reset
+    assert reset is not None and snapshot.time - 86400 < reset <= snapshot.time

@@ -2,13 +2,15 @@
 test cluster, its rules on hand-made trees, and usage that moves the order of the queue."""
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from advisor.engine.slurm import run_slurm, slurm_input
-from advisor.engine.slurm_fairshare import build, fair_tree
+from advisor.engine.slurm_fairshare import build, fair_tree, next_reset, reset_schedule
 from advisor.model import (Accounting, Association, Cluster, Job, Node, Partition,
                            SchedulingConfig, Snapshot)
 
@@ -172,3 +174,76 @@ def test_shares_are_normalized_over_each_level():
     _, shares = build(Accounting(associations=tuple(tree())), ())[:2]
     assert shares[0] == 0.0
     assert shares.tolist()[1:] == pytest.approx([1 / 5, 3 / 5, 1.0, 1 / 5, 1.0])
+
+
+# PriorityUsageResetPeriod: a UTC midnight 50 s after the snapshot, chem's million CPU-seconds
+# of usage and no decay, so that only a reset can undo it
+MIDNIGHT = 86400 * 20_000
+NO_DECAY = replace(FAIR, priority_decay_half_life=0, priority_calc_period=10)
+HEAVY_CHEM = tuple(replace(a, raw_usage=1e6) if a.account in ("root", "chem") else a
+                   for a in PEOPLE)
+
+
+def play_at(now, config, in_effect="NONE", last_reset=None):
+    """JOBS shifted to ``now``, played under ``config`` from a snapshot of a site that runs
+    ``in_effect``; the starts relative to ``now``."""
+    jobs = [replace(j, submit_time=now + j.submit_time) for j in JOBS]
+    snap = Snapshot(time=now, machine=Cluster("lab", (Node("n1", 2),),
+                                              (Partition("batch", ("n1",), default=True),)),
+                    running=(), pending=(),
+                    config=replace(config, priority_usage_reset_period=in_effect),
+                    accounting=Accounting(associations=HEAVY_CHEM, last_reset=last_reset))
+    inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], [100, 10, 10])), jobs,
+                      config=config, timing=None)
+    start, _ = run_slurm(inp)
+    order = {int(k): i for i, k in enumerate(inp.job_ids)}
+    return [int(start[order[j.job_id]]) - now for j in jobs]
+
+
+def test_a_daily_reset_at_midnight_puts_the_heavy_account_back_in_line():
+    """ann's first job runs across midnight. Without a reset chem's million keeps cat's job
+    behind ann's second; with DAILY in effect the usage is zeroed at the pass before
+    midnight's and what phys runs after it puts cat first. Before the snapshot's day
+    ends nothing changes: a reset a day later is played too, but too late to matter."""
+    now = MIDNIGHT - 50
+    assert play_at(now, NO_DECAY) == [0, 100, 110]
+    daily = replace(NO_DECAY, priority_usage_reset_period="DAILY")
+    assert play_at(now, daily, in_effect="DAILY") == [0, 110, 100]
+    assert play_at(MIDNIGHT + 3600, daily, in_effect="DAILY") == [0, 100, 110]
+
+
+def test_a_candidate_that_brings_a_reset_in_resets_at_once_unless_one_was_recent():
+    """WEEKLY where none is in effect: slurmctld's last reset (or first start) long ago,
+    the boundary after it is past and the reconfigure resets at its next pass; with the
+    state file saying the last reset was an hour ago, the next is Sunday's, past the
+    play."""
+    now = MIDNIGHT + 3 * 3600
+    weekly = replace(NO_DECAY, priority_usage_reset_period="WEEKLY")
+    assert play_at(now, weekly) == [0, 110, 100]
+    assert play_at(now, weekly, last_reset=now - 3600) == [0, 100, 110]
+
+
+def test_next_reset_follows_slurms_calendar():
+    """_next_reset(): midnight then a day; the Sunday after (from a Sunday, the next one);
+    the first of the next month, quarter and year; in local time, and a daily reset long
+    overdue at the last midnight before now."""
+    def at(*when, offset=0):
+        return calendar.timegm(dt.datetime(*when).timetuple()) - offset
+
+    tuesday = at(2026, 12, 1, 20, 0)
+    assert next_reset("DAILY", tuesday, tuesday) == at(2026, 12, 2)
+    assert next_reset("WEEKLY", tuesday, tuesday) == at(2026, 12, 6)
+    assert next_reset("WEEKLY", at(2026, 12, 6, 9), tuesday) == at(2026, 12, 13)
+    assert next_reset("MONTHLY", at(2026, 12, 31, 23), tuesday) == at(2027, 1, 1)
+    assert next_reset("QUARTERLY", at(2026, 5, 10), tuesday) == at(2026, 7, 1)
+    assert next_reset("QUARTERLY", at(2026, 11, 10), tuesday) == at(2027, 1, 1)
+    assert next_reset("YEARLY", tuesday, tuesday) == at(2027, 1, 1)
+    # 20:00 UTC is 05:00 the next day at UTC+9: the next local midnight is 15:00 UTC
+    assert next_reset("DAILY", tuesday, tuesday, 9 * 3600) == at(2026, 12, 3,
+                                                                 offset=9 * 3600)
+    # long overdue: the loop leaves the last boundary at most a period before now
+    assert next_reset("DAILY", at(2026, 10, 1, 7), tuesday) == at(2026, 12, 1)
+    assert next_reset("WEEKLY", at(2026, 10, 1, 7), tuesday) == at(2026, 11, 29)
+    assert reset_schedule("MONTHLY", tuesday, at(2026, 12, 1)) == (at(2027, 1, 1),
+                                                                   at(2027, 2, 1), 0)
+    assert reset_schedule("DAILY", tuesday, 0) == (tuesday, at(2026, 12, 2), 86400)

@@ -2,7 +2,8 @@
 the same jobs, under the configuration that produced it (fixtures recorded by
 tests/fixtures/record_priorities.py from Slurm 22.05; the configurations are in that script:
 job size with PriorityFavorSmall=NO/YES and SMALL_RELATIVE_TO_TIME, partition, TRES
-weights including a negative one with NO_NORMAL_TRES, age, nice, an admin site factor).
+weights including a negative one with NO_NORMAL_TRES and a GPU weight over the GPUs of
+the job's partition, age, nice, an admin site factor).
 
 Tolerance: sprio prints each weighted factor rounded to an integer, so a factor must be
 within 0.5 (plus 1e-6) of it; the age, recomputed for every job by an ``scontrol update``
@@ -40,7 +41,7 @@ def recorded(directory: Path):
 
 
 def test_fixtures_were_recorded():
-    assert len(RECORDED) == 3
+    assert len(RECORDED) == 4
 
 
 @pytest.mark.parametrize("directory", RECORDED, ids=lambda p: p.name)
@@ -86,5 +87,7 @@ def test_the_recordings_exercise_each_factor():
     assert any(f["site"] == 777 for f in large)
     tres = seen["priority-favor-small-tres"].values()
     assert any(v < 0 for f in tres for k, v in f.items() if k.startswith("tres:"))
+    gpus = [f.get("tres:gres/gpu", 0) for f in seen["priority-gres-tres"].values()]
+    assert len({round(g) for g in gpus}) >= 3 and min(gpus) == 0
     small = seen["priority-small-time"].values()
     assert len({round(f["jobsize"]) for f in small}) >= 4

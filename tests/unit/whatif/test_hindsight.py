@@ -2,6 +2,7 @@
 same decision points, on a window of a real trace."""
 import io
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,16 +13,21 @@ from advisor.adapters.swf import read_swf, resolve_trace
 from advisor.cleaning import trace_window
 from advisor.engine import Estimates
 from advisor.errors import BadInput
-from advisor.model import SECONDS_PER_WEEK
+from advisor.model import SECONDS_PER_WEEK, trace_machine
+from advisor.plugins.contract import Context
+from advisor.plugins.knob import is_knob
 from advisor.plugins.spec import BASELINE, parse_policy
 from advisor.whatif.hindsight import (BEST_SAFE, ONLINE, ROLLING, SITE, FixedTask,
                                       advice_bench, bench_window, best_within_risk,
-                                      fixed_runs, fixed_starts, rolling_picks,
-                                      switching_starts, warm_window)
+                                      fixed_base, fixed_runs, fixed_starts, pick_snapshots,
+                                      rolling_picks, static_policies, switching_starts,
+                                      warm_window)
 from advisor.views.hindsight import advice_bench_table
 from advisor.whatif.online import ReplaySystem
 from advisor.settings import Settings
+from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.runner import make_executor
+from advisor.whatif.trace_accounts import baseline_spec, site_config, with_accounts
 
 
 @pytest.fixture(scope="module")
@@ -211,3 +217,32 @@ def test_fairness_columns_see_an_account_held_back(kth):
         got = pd.Series(ran).groupby(names).sum()
         assert dev == pytest.approx(0.5 * np.abs(got / got.sum() - 1 / len(values)).sum())
     assert cols["share_dev"][0] != cols["share_dev"][1]
+
+
+def test_the_static_grid_holds_the_knobs_the_site_saw_and_keeps_each_fixed(kth):
+    """A site picking by hand can set a slurm.conf key: with the states of its last weeks
+    (each day's, under the baseline) the static grid holds each knob's proposals at the
+    latest day it proposed any, once per knob; a knob kept fixed changes the baseline's
+    configuration (the one in effect then) and nothing else, so its run is the baseline's
+    with that key changed. Without those states, no knob."""
+    t0 = int(kth.jobs["submit"].min()) + 20 * SECONDS_PER_WEEK
+    window, prior, first = warm_window(with_accounts(kth), t0, t0 + SECONDS_PER_WEEK)
+    machine, base = trace_machine(window), site_config(window)
+    snaps = pick_snapshots(window, first, 86400)
+    assert len(snaps) == 28 and snaps[-1].time == first
+    plain = static_policies(machine, None, base=base)
+    grid = static_policies(machine, None, base=base, snapshots=snaps)
+    knobs = [p for p in grid if is_knob(p)]
+    assert not any(is_knob(p) for p in plain) and grid[:len(plain)] == plain
+    assert len(grid) == len(plain) + len(knobs)
+    labels = [p.label for p in knobs]
+    assert "PriorityWeightAge=5000 PriorityMaxAge=1w" in labels
+    assert sum(lab.startswith("PriorityDecayHalfLife=") for lab in labels) == 2
+    assert not any(lab.startswith("PriorityWeightFairshare") for lab in labels)
+    age = next(p for p in knobs if p.label.startswith("PriorityWeightAge=5000"))
+    system = ReplaySystem(window, Estimates(), parse_policy(baseline_spec(window)))
+    config = slurm_candidate(age, Context(machine, fixed_base(age, window, system))).config
+    assert config == replace(system.first.config, priority_weight_age=5000)
+    starts = fixed_starts(FixedTask(window, Estimates(), 86400, age, None))
+    baseline = system.play(system.decision_points(86400), lambda t, s, h, c: c)
+    assert (starts >= system.submit).all() and not np.array_equal(starts, baseline)
