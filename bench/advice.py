@@ -273,6 +273,7 @@ def _advise(spec: str, seed: int, loaded: tuple, settings: Settings, workers: in
               "static": {r["name"]: _row(r) for _, r in bench.table.iterrows()}}
     advice = {"seed": seed, "wall_s": time.perf_counter() - t, **_row(rows.loc[ONLINE]),
               "changes": bench.total["changes"],
+              "change_fairness": bench.total.get("change_fairness", []),
               "decisions": [dataclasses.asdict(d) for d in bench.online.decisions]}
     return fields, advice
 
@@ -414,6 +415,14 @@ def _fairness(docs: list[dict]) -> None:
           f"{np.mean(per_window('advice', 'share_dev')):.3f}; {devs}")
     print(f"* account wait against the baseline's (largest window): advice "
           f"{max(per_window('advice', 'acct_wait')):.2f}; {waits}")
+    changes = [c for d in docs for x in d["advice"] for c in x.get("change_fairness", [])]
+    risk = docs[0]["settings"]["risk"]
+    over = [c for c in changes if c["acct_wait"] > risk]
+    worst = max((c["acct_wait"] for c in changes), default=float("nan"))
+    print(f"* changes whose jobs' account wait, in hindsight, is over the limit "
+          f"({risk:g}): {len(over)} of {len(changes)} (largest "
+          f"{worst:.2f}): " + ", ".join(f"{c['spec']} {c['acct_wait']:.2f} ({c['jobs']} "
+                                        "jobs)" for c in over))
 
 
 def unfinished(specs: list[str], archive: Path | None) -> None:

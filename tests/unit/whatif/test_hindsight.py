@@ -5,6 +5,7 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 from rich.console import Console
@@ -27,7 +28,8 @@ from advisor.whatif.online import ReplaySystem
 from advisor.settings import Settings
 from advisor.whatif.candidates import slurm_candidate
 from advisor.whatif.runner import make_executor
-from advisor.whatif.trace_accounts import baseline_spec, site_config, with_accounts
+from advisor.whatif.trace_accounts import (account_names, baseline_spec, site_config,
+                                           with_accounts)
 
 
 @pytest.fixture(scope="module")
@@ -196,11 +198,8 @@ def test_fairness_columns_see_an_account_held_back(kth):
     makes its mean wait the largest ratio and takes its CPU-seconds out of the window
     (each account's, by the last submission, against equal shares: worked out here with
     pandas)."""
-    import pandas as pd
-
     from advisor.engine import job_arrays
     from advisor.whatif.hindsight import fairness_columns
-    from advisor.whatif.trace_accounts import account_names, with_accounts
 
     w = with_accounts(kth.with_jobs(kth.jobs.iloc[:400].reset_index(drop=True)))
     submit, runtime = w.jobs["submit"].to_numpy(np.int64), job_arrays(w).runtime
@@ -246,3 +245,28 @@ def test_the_static_grid_holds_the_knobs_the_site_saw_and_keeps_each_fixed(kth):
     starts = fixed_starts(FixedTask(window, Estimates(), 86400, age, None))
     baseline = system.play(system.decision_points(86400), lambda t, s, h, c: c)
     assert (starts >= system.submit).all() and not np.array_equal(starts, baseline)
+
+
+def test_each_change_is_judged_on_the_jobs_submitted_while_it_was_in_effect(kth):
+    """Two changes: the first holds the busiest account's jobs back ten days, the second
+    (from the middle submission on) none. In hindsight the first breaks the account-wait
+    limit over the jobs it scheduled and the second, whose jobs wait as the baseline's,
+    does not; a decision that changed nothing is no change."""
+    from advisor.whatif.hindsight import change_fairness
+    from advisor.whatif.online import Decision, OnlineResult
+
+    w = with_accounts(kth.with_jobs(kth.jobs.iloc[:400].reset_index(drop=True)))
+    submit = w.jobs["submit"].to_numpy(np.int64)
+    names = account_names(w.jobs["group"].to_numpy())
+    values, counts = np.unique(names, return_counts=True)
+    middle = int(np.median(submit))
+    late = np.where((names == values[counts.argmax()]) & (submit < middle),
+                    submit + 10 * 86400, submit)
+    decisions = [Decision(int(submit.min()), True, "easy:SPF", True, ""),
+                 Decision(middle - 10, True, "easy:SPF", False, ""),
+                 Decision(middle, True, "easy:LPF", True, "")]
+    online = OnlineResult("b", 86400, late, submit, decisions, pd.DataFrame())
+    got = change_fairness(w, submit, online, np.ones(len(submit), bool))
+    assert [c["spec"] for c in got] == ["easy:SPF", "easy:LPF"]
+    assert got[0]["jobs"] + got[1]["jobs"] == len(submit)
+    assert got[0]["acct_wait"] > 2.0 and got[1]["acct_wait"] == 1.0
