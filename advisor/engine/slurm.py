@@ -30,7 +30,7 @@ from advisor.engine.slurm_core import simulate_slurm
 from advisor.engine.slurm_state import new_state
 from advisor.engine.slurm_fairshare import build as fairshare_tree
 from advisor.engine.slurm_fairshare import played as fairshare_played
-from advisor.engine.slurm_fairshare import last_boundary, reset_schedule
+from advisor.engine.slurm_fairshare import set_resets
 from advisor.engine.slurm_limits import limit_rows
 from advisor.engine.slurm_resources import tres_rows
 from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_CONTINUE,
@@ -44,8 +44,8 @@ from advisor.engine.slurm_layout import (C_BACKFILL, C_BF_BUSY_NODES, C_BF_CONTI
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_W_FAIRSHARE,
                                          C_FIRST_PASS, C_OVER_TIME, C_SCHED_INTERVAL,
                                          C_ONE_NODE_FIRST, C_RELEVANT_END, C_RESV_END_UP,
-                                         C_RESET_AT, C_RESET_EVERY, C_RESET_IN_EFFECT,
-                                         C_RESET_LAST, C_RESET_NEXT,
+                                         C_RESET_AT, C_RESET_IN_EFFECT, C_RESET_LAST,
+                                         C_RESET_NEXT,
                                          C_STARTS_ONLY, C_T0, C_UNTIL,
                                          C_WILL_RUN_WINDOW, CONFIG_SIZE,
                                          CPUS, ELIGIBLE, EXCLUSIVE, FIXED, FIXED_PRIO,
@@ -217,29 +217,6 @@ def config_vector(config: SchedulingConfig, t0: int | None = None,
     cfg[C_TICK_US] = 1_000_000
     cfg[C_RESET_AT] = cfg[C_RESET_NEXT] = NEVER
     return cfg
-
-
-def set_resets(cfg: np.ndarray, config: SchedulingConfig, now: int, last_reset: int | None,
-               in_effect: str) -> None:
-    """``cfg``'s PriorityUsageResetPeriod entries for ``config`` played from ``now``
-    (``slurm_fairshare.reset_schedule``), the period ``in_effect`` the site's and its last
-    reset at ``last_reset``. Where that is not known: at the last boundary of the period in
-    effect (a site resetting on schedule), else long ago (slurmctld's first start), so that
-    a candidate that brings a reset in resets at once, as slurmctld does on its
-    reconfigure. NOW in effect has reset already, at the reconfigure that set it."""
-    if last_reset is None:
-        last_reset = (last_boundary(in_effect, now, config.utc_offset)
-                      if in_effect in RESET_PERIODS[2:] else 0)
-    cfg[C_RESET_LAST] = last_reset
-    cfg[C_RESET_IN_EFFECT] = RESET_PERIODS.index(in_effect) if in_effect in RESET_PERIODS \
-        else 0
-    period = config.priority_usage_reset_period
-    if period == "NONE" or (period == "NOW" and in_effect == "NOW"):
-        cfg[C_RESET_AT] = cfg[C_RESET_NEXT] = NEVER
-        cfg[C_RESET_EVERY] = 0
-        return
-    cfg[C_RESET_AT], cfg[C_RESET_NEXT], cfg[C_RESET_EVERY] = reset_schedule(
-        period, now, last_reset, config.utc_offset)
 
 
 def _scheduled_partitions(cluster: Cluster) -> list:

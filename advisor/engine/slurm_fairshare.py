@@ -31,13 +31,15 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from advisor.engine.core_state import NEVER
+from advisor.engine.slurm_layout import (C_RESET_AT, C_RESET_EVERY, C_RESET_IN_EFFECT,
+                                         C_RESET_LAST, C_RESET_NEXT)
 from advisor.model import RESET_PERIODS, Accounting, Job, SchedulingConfig
 
 #: PriorityFlags that switch Fair Tree off (the classic algorithm is not played)
 CLASSIC = "NO_FAIR_TREE"
 #: the periods of fixed length, in seconds (the others follow the calendar)
 FIXED_PERIODS = {"DAILY": 86400, "WEEKLY": 7 * 86400}
-NEVER = np.iinfo(np.int64).max
 
 
 def played(config: SchedulingConfig, accounting: Accounting) -> bool:
@@ -241,3 +243,26 @@ def reset_schedule(period: str, now: int, last_reset: int,
     else:
         last_reset = first
     return first, next_reset(period, last_reset, now, utc_offset), FIXED_PERIODS.get(period, 0)
+
+
+def set_resets(cfg: np.ndarray, config: SchedulingConfig, now: int, last_reset: int | None,
+               in_effect: str) -> None:
+    """``cfg``'s PriorityUsageResetPeriod entries for ``config`` played from ``now``
+    (``slurm_fairshare.reset_schedule``), the period ``in_effect`` the site's and its last
+    reset at ``last_reset``. Where that is not known: at the last boundary of the period in
+    effect (a site resetting on schedule), else long ago (slurmctld's first start), so that
+    a candidate that brings a reset in resets at once, as slurmctld does on its
+    reconfigure. NOW in effect has reset already, at the reconfigure that set it."""
+    if last_reset is None:
+        last_reset = (last_boundary(in_effect, now, config.utc_offset)
+                      if in_effect in RESET_PERIODS[2:] else 0)
+    cfg[C_RESET_LAST] = last_reset
+    cfg[C_RESET_IN_EFFECT] = RESET_PERIODS.index(in_effect) if in_effect in RESET_PERIODS \
+        else 0
+    period = config.priority_usage_reset_period
+    if period == "NONE" or (period == "NOW" and in_effect == "NOW"):
+        cfg[C_RESET_AT] = cfg[C_RESET_NEXT] = NEVER
+        cfg[C_RESET_EVERY] = 0
+        return
+    cfg[C_RESET_AT], cfg[C_RESET_NEXT], cfg[C_RESET_EVERY] = reset_schedule(
+        period, now, last_reset, config.utc_offset)

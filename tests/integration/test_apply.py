@@ -288,16 +288,24 @@ def _config_lines(slurm) -> dict[str, str]:
              .splitlines()) if v and k.strip() != "BOOT_TIME"}
 
 
-def test_a_native_change_sets_exactly_its_keys_and_rolls_back(included, tmp_path, capsys):
-    """--apply of a knob (prio/jobsize: small jobs first, at twice the lab's weight) on the
-    same queue: first with a reconfigure that fails, which puts back every key slurmctld
-    reports as it was; then for real, after which slurmctld reports exactly the keys the
-    change shows changed, to the values shown, and no job_submit.lua (issue 58, item 5)."""
+@pytest.mark.parametrize("label, spec", [
+    ("PriorityWeightJobSize=1000 PriorityFavorSmall=YES",
+     "prio/jobsize:PriorityWeightJobSize=1000:PriorityFavorSmall=YES"),
+    # (wide: 412 of job size and partition, less 600 x 64/64: 1; short: 225 - 150)
+    ("PriorityWeightTRES=CPU=-600", "prio/tres:PriorityWeightTRES=CPU=-600")],
+    ids=["jobsize", "tres"])
+def test_a_native_change_sets_exactly_its_keys_and_rolls_back(included, tmp_path, capsys,
+                                                              label, spec):
+    """--apply of a knob (prio/jobsize: small jobs first, at twice the lab's weight;
+    prio/tres: a CPU weight below 0 that puts the small jobs first too) on the same
+    queue: first with a
+    reconfigure that fails, which puts back every key slurmctld reports as it was; then
+    for real, after which slurmctld reports exactly the keys the change shows changed, to
+    the values shown, and no job_submit.lua (issue 58, item 5)."""
     slurm, fragment, lua = included
     _, _, short = _queue(slurm)
     before = _config_lines(slurm)
-    args = ["recommend", "--from", "slurm:cli", "--candidate",
-            "PriorityWeightJobSize=1000 PriorityFavorSmall=YES", "--samples", "2",
+    args = ["recommend", "--from", "slurm:cli", "--candidate", label, "--samples", "2",
             "--executor", "serial", "--min-gain", "0", "--min-wins", "0", "--risk", "1000",
             "--store", str(tmp_path / "a.sqlite"), "--json", "--apply"]
 
@@ -311,14 +319,13 @@ def test_a_native_change_sets_exactly_its_keys_and_rolls_back(included, tmp_path
     assert main(args) == 10
     out, err = capsys.readouterr()
     doc = json.loads(out)
-    assert doc["chosen"]["spec"] == "prio/jobsize:PriorityWeightJobSize=1000:" \
-                                    "PriorityFavorSmall=YES", doc["chosen"]
+    assert doc["chosen"]["spec"] == spec, doc["chosen"]
     assert "error" not in doc["applied"], doc["applied"]
     change = doc["change_detail"]
     # slurm.conf lines and a reconfigure alone: no job_submit.lua, no job updated
     assert change["job_submit_lua"] == "" and not lua.exists()
     assert change["commands"] == ["scontrol reconfigure"]
-    assert set(change["diff"]) == {"PriorityWeightJobSize", "PriorityFavorSmall"}
+    assert set(change["diff"]) == {k.split("=")[0] for k in label.split()}
     after = _config_lines(slurm)
     moved = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     assert moved == set(change["diff"]), (moved, change["diff"])
