@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from advisor.errors import BadInput
-from advisor.model import SLURM_CONF, BackfillParameters, Node, Partition, SchedulingConfig
+from advisor.model import (SLURM_CONF, BackfillParameters, Node, Partition, SchedulingConfig,
+                           tres_weights)
 
 #: The sprio format the adapter asks for: every factor, '|'-separated (sprio(1) -o).
 SPRIO_FORMAT = "%i|%r|%u|%Y|%S|%A|%B|%F|%J|%P|%Q|%N|%T"
@@ -228,17 +229,8 @@ def _config_value(text: str, kind: str, where: str, default):
 
 
 def parse_tres_weights(text: str) -> dict[str, float]:
-    """``CPU=1000,Mem=2000,GRES/gpu=-5`` -> {'cpu': 1000.0, 'mem': 2000.0, 'gres/gpu': -5.0}."""
-    if _unset(text):
-        return {}
-    out = {}
-    for item in text.split(","):
-        key, _, value = item.partition("=")
-        try:
-            out[key.strip().lower()] = float(value)
-        except ValueError:
-            raise BadInput(f"PriorityWeightTRES: '{item}' is not NAME=number") from None
-    return out
+    """PriorityWeightTRES as scontrol prints it ((null): none; ``model.tres_weights``)."""
+    return {} if _unset(text) else tres_weights(text)
 
 
 def backfill_parameters(raw: dict[str, str]) -> BackfillParameters:

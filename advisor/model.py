@@ -26,7 +26,7 @@ import pandas as pd
 # a site's configuration and accounting: part of the model, kept in their own module
 from advisor.site import (RESET_PERIODS, SLURM_CONF, TEST_CLUSTER_COST,  # noqa: F401
                           Accounting, Association, BackfillCost, BackfillParameters, Qos,
-                          SchedulingConfig)
+                          SchedulingConfig, tres_text, tres_weights)
 # the Slurm releases the advisor reads and plays: part of the model, in their own module
 from advisor.releases import (RELEASES, RESTART_KEYS, SCHEMAS, Played,  # noqa: F401
                               Release, release_of, schema_release)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from advisor.errors import BadInput
+
 
 @dataclass(frozen=True)
 class BackfillParameters:
@@ -46,6 +48,35 @@ class BackfillCost:
 #: the test cluster's figures (4 nodes of 16 CPUs; ``bench/bf_cost.py`` on 22.05, 24.11
 #: and 26.05, docs/slurm-mapping.md F13): what a live snapshot plays where sdiag shows none
 TEST_CLUSTER_COST = BackfillCost(630, 23, "the test cluster's (4 nodes)")
+
+
+#: how slurm.conf(5) spells the TRES names the configuration holds in lower case
+TRES_NAMES = {"cpu": "CPU", "mem": "Mem", "node": "Node", "billing": "Billing",
+              "energy": "Energy"}
+
+
+def tres_weights(text: str) -> dict[str, float]:
+    """PriorityWeightTRES's ``CPU=1000,Mem=2000,GRES/gpu=-5`` -> {'cpu': 1000.0, 'mem':
+    2000.0, 'gres/gpu': -5.0}, the names in lower case as the configuration holds them;
+    BadInput naming the part that is not NAME=number."""
+    out = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, _, value = item.partition("=")
+        try:
+            out[key.strip().lower()] = float(value)
+        except ValueError:
+            raise BadInput(f"PriorityWeightTRES: '{item}' is not NAME=number "
+                           "(CPU=1000,GRES/gpu=2000)") from None
+    return out
+
+
+def tres_text(weights: dict[str, float]) -> str:
+    """``tres_weights``'s text back, as slurm.conf writes it, in one order
+    (CPU=1000,GRES/gpu=2000)."""
+    def name(key: str) -> str:
+        kind, _, rest = key.partition("/")
+        return TRES_NAMES.get(key, key) if not rest else f"{kind.upper()}/{rest}"
+    return ",".join(f"{name(k)}={w:g}" for k, w in sorted(weights.items()))
 
 
 #: PriorityUsageResetPeriod's values [slurm.conf(5)], as ``scontrol show config`` prints them

@@ -4,7 +4,9 @@ Each window is 4 weeks of warm-up under the baseline (EASY-FCFS-FCFS) then WEEKS
 judged, of one trace at a load factor. On every window, over the jobs submitted in the
 judged weeks:
 * the baseline, and every candidate of the default grid, kept fixed over all 4 + WEEKS
-  weeks (re-enacted at each daily cut, as ``advisor.whatif.hindsight.fixed_starts``);
+  weeks (re-enacted at each daily cut, as ``advisor.whatif.hindsight.fixed_starts``), the
+  knobs among them as the grid proposed each on the latest warm-up day it proposed any
+  (``pick_snapshots``; ``--no-knobs``: none, in the advice's grid either);
 * the oracle: the best of those in hindsight within the risk limit (MaxWait and p95 wait
   at most ``risk`` times the baseline's over the judged weeks);
 * the site's pick: the best within the risk limit over the 4 warm-up weeks (each candidate
@@ -17,7 +19,9 @@ judged weeks:
 Every run shares the warm-up and the daily cuts; the differences are paired by window.
 With ``--fair-share`` (the traces' groups as accounts, fair share in effect) each run's
 fairness is reported too: its fair-share deviation and its account wait against the
-baseline's (``advisor.whatif.hindsight.fairness_columns``).
+baseline's (``advisor.whatif.hindsight.fairness_columns``), and each change the advice
+made, judged in hindsight on the jobs submitted while it was in effect
+(``change_fairness``); a set's windows on traces without group numbers are left out.
 
     .venv/bin/python bench/advice.py run --set tuning --archive DIR [--seeds 0,1]
         [--cache DIR] [--jobs 2] [--out DIR] [--tag NAME] [Settings knobs...]

@@ -1,19 +1,15 @@
 """What the prio family reads of a snapshot: how long its oldest job has waited, whether
-fair share moves in it, which TRES its pending jobs ask for in different amounts; and
-PriorityWeightTRES between slurm.conf's text and the configuration's weights."""
+fair share moves in it, which TRES its pending jobs ask for in different amounts (and,
+from the model, PriorityWeightTRES between slurm.conf's text and the configuration's
+weights)."""
 from __future__ import annotations
 
 from advisor.engine.priority import tracked_tres
 from advisor.engine.slurm_fairshare import played
-from advisor.errors import BadInput
-from advisor.model import RESET_PERIODS, Snapshot
+from advisor.model import RESET_PERIODS, Snapshot, tres_text, tres_weights
 
 __all__ = ["RESET_PERIODS", "asked_tres", "fair_share_played", "oldest_wait",
            "partition_factors", "qos_levels", "tres_text", "tres_weights"]
-
-#: how slurm.conf(5) spells the TRES names the configuration holds in lower case
-TRES_NAMES = {"cpu": "CPU", "mem": "Mem", "node": "Node", "billing": "Billing",
-              "energy": "Energy"}
 
 
 def oldest_wait(snapshot: Snapshot) -> int:
@@ -49,26 +45,4 @@ def asked_tres(snapshot: Snapshot) -> list[str]:
         if f"gres/{g}" in tracked_tres(snapshot.config) and \
                 len({j.gres_per_node.get(g, 0) * max(j.nodes, 1) for j in pending}) > 1:
             out.append(f"gres/{g}")
-    return out
-
-
-def tres_text(weights: dict[str, float]) -> str:
-    """PriorityWeightTRES as slurm.conf writes it, in one order (CPU=1000,GRES/gpu=2000)."""
-    def name(key: str) -> str:
-        kind, _, rest = key.partition("/")
-        return TRES_NAMES.get(key, key) if not rest else f"{kind.upper()}/{rest}"
-    return ",".join(f"{name(k)}={w:g}" for k, w in sorted(weights.items()))
-
-
-def tres_weights(text: str) -> dict[str, float]:
-    """``tres_text``'s weights back, the names in lower case as the configuration holds
-    them; BadInput naming the part that is not NAME=number."""
-    out = {}
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        key, _, value = item.partition("=")
-        try:
-            out[key.strip().lower()] = float(value)
-        except ValueError:
-            raise BadInput(f"PriorityWeightTRES: '{item}' is not NAME=number "
-                           "(CPU=1000,GRES/gpu=2000)") from None
     return out
