@@ -20,9 +20,11 @@ fair-share, QOS, association or partition weight that sets jobs apart:
   day and four weeks), where fair share is played;
 * the QOS and partition weights halved and doubled (the largest policy weight where 0) when
   the pending jobs' QOS priorities or their partitions' PriorityJobFactor differ;
-* a TRES's weight (CPU, and a GRES that AccountingStorageTRES tracks) at half the largest
-  policy weight where unset, else halved and doubled, when the pending jobs ask for
-  different amounts of it: larger requests first, against backfill's lean to small ones;
+* a TRES's weight, when the pending jobs ask for different amounts of it: a GRES that
+  AccountingStorageTRES tracks at half the largest policy weight where unset (larger
+  requests first, against backfill's lean to small ones), and a weight set (CPU's too)
+  halved and doubled (a CPU weight where none is set would repeat prio/jobsize's larger
+  jobs first);
 * PriorityUsageResetPeriod where fair share is played with no decay (a half-life of 0:
   usage only grows unless reset): MONTHLY and QUARTERLY where none is set, else the
   periods either side of the one set.
@@ -223,6 +225,8 @@ class Tres(PrioKnob):
         out = []
         for tres in asked_tres(context.snapshot):
             now = weights.get(tres, 0)
+            if now <= 0 and tres == "cpu":
+                continue    # a CPU weight where none is: prio/jobsize's larger jobs first
             for w in ((top // 2,) if now <= 0 else (now // 2, 2 * now)):
                 out.append({"PriorityWeightTRES": tres_text({**weights, tres: w})})
         return out
