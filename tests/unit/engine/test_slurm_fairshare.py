@@ -11,6 +11,7 @@ import pytest
 
 from advisor.engine.slurm import run_slurm, slurm_input
 from advisor.engine.slurm_fairshare import build, fair_tree, next_reset, reset_schedule
+from advisor.engine.slurm_timing import LIVE
 from advisor.model import (Accounting, Association, Cluster, Job, Node, Partition,
                            SchedulingConfig, Snapshot)
 
@@ -184,9 +185,10 @@ HEAVY_CHEM = tuple(replace(a, raw_usage=1e6) if a.account in ("root", "chem") el
                    for a in PEOPLE)
 
 
-def play_at(now, config, in_effect="NONE", last_reset=None):
+def play_at(now, config, in_effect="NONE", last_reset=None, timing=None):
     """JOBS shifted to ``now``, played under ``config`` from a snapshot of a site that runs
-    ``in_effect``; the starts relative to ``now``."""
+    ``in_effect``; the starts relative to ``now`` (``timing``: whole seconds, or LIVE's
+    tenths)."""
     jobs = [replace(j, submit_time=now + j.submit_time) for j in JOBS]
     snap = Snapshot(time=now, machine=Cluster("lab", (Node("n1", 2),),
                                               (Partition("batch", ("n1",), default=True),)),
@@ -194,22 +196,24 @@ def play_at(now, config, in_effect="NONE", last_reset=None):
                     config=replace(config, priority_usage_reset_period=in_effect),
                     accounting=Accounting(associations=HEAVY_CHEM, last_reset=last_reset))
     inp = slurm_input(snap, dict(zip([j.job_id for j in jobs], [100, 10, 10])), jobs,
-                      config=config, timing=None)
+                      config=config, timing=timing)
     start, _ = run_slurm(inp)
     order = {int(k): i for i, k in enumerate(inp.job_ids)}
     return [int(start[order[j.job_id]]) - now for j in jobs]
 
 
-def test_a_daily_reset_at_midnight_puts_the_heavy_account_back_in_line():
+@pytest.mark.parametrize("timing, late", [(None, 0), (LIVE, 1)], ids=["seconds", "live"])
+def test_a_daily_reset_at_midnight_puts_the_heavy_account_back_in_line(timing, late):
     """ann's first job runs across midnight. Without a reset chem's million keeps cat's job
     behind ann's second; with DAILY in effect the usage is zeroed at the pass before
     midnight's and what phys runs after it puts cat first. Before the snapshot's day
-    ends nothing changes: a reset a day later is played too, but too late to matter."""
+    ends nothing changes: a reset a day later is played too, but too late to matter.
+    (LIVE reads the snapshot's seconds in tenths: the second job starts a second later.)"""
     now = MIDNIGHT - 50
-    assert play_at(now, NO_DECAY) == [0, 100, 110]
+    assert play_at(now, NO_DECAY, timing=timing) == [0, 100, 110 + late]
     daily = replace(NO_DECAY, priority_usage_reset_period="DAILY")
-    assert play_at(now, daily, in_effect="DAILY") == [0, 110, 100]
-    assert play_at(MIDNIGHT + 3600, daily, in_effect="DAILY") == [0, 100, 110]
+    assert play_at(now, daily, "DAILY", timing=timing) == [0, 110 + late, 100]
+    assert play_at(MIDNIGHT + 3600, daily, "DAILY", timing=timing) == [0, 100, 110 + late]
 
 
 def test_a_candidate_that_brings_a_reset_in_resets_at_once_unless_one_was_recent():
