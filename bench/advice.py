@@ -421,12 +421,14 @@ def _fairness(docs: list[dict]) -> None:
           f"{max(per_window('advice', 'acct_wait')):.2f}; {waits}")
     changes = [c for d in docs for x in d["advice"] for c in x.get("change_fairness", [])]
     risk = docs[0]["settings"]["risk"]
-    over = [c for c in changes if c["acct_wait"] > risk]
-    worst = max((c["acct_wait"] for c in changes), default=float("nan"))
-    print(f"* changes whose jobs' account wait, in hindsight, is over the limit "
-          f"({risk:g}): {len(over)} of {len(changes)} (largest "
-          f"{worst:.2f}): " + ", ".join(f"{c['spec']} {c['acct_wait']:.2f} ({c['jobs']} "
-                                        "jobs)" for c in over))
+    for name in ("acct_wait", SITE, "rolling pick"):
+        got = [c[name] for c in changes if name in c]
+        if not got:
+            continue
+        who = "the advice's changes" if name == "acct_wait" else f"the {name}, same jobs"
+        print(f"* account wait in hindsight over each change's jobs, {who}: over "
+              f"{risk:g} for {sum(g > risk for g in got)} of {len(got)}, median "
+              f"{np.median(got):.2f}, largest {max(got):.2f}")
 
 
 def unfinished(specs: list[str], archive: Path | None) -> None:

@@ -342,8 +342,9 @@ def judged(workload: Workload, runtime: np.ndarray, runs: dict, online: OnlineRe
              "max_wait_over_baseline": float(on["max_wait"] / max(base["max_wait"], 1.0)),
              **{k: online.total[k] for k in ("decisions", "simulated", "changes")}}
     if workload.accounts is not None:
-        total["change_fairness"] = change_fairness(workload, runs["baseline"][1],
-                                                   online, m)
+        total["change_fairness"] = change_fairness(
+            workload, runs["baseline"][1], online, m,
+            {n: runs[n][1] for n in (SITE, ROLLING) if n in runs})
     named = {"baseline": runs["baseline"][1], BEST: runs[best["name"]][1]}
     if best_safe is not None:
         named[BEST_SAFE] = runs[best_safe["name"]][1]
@@ -377,23 +378,27 @@ def fairness_columns(workload: Workload, runtime: np.ndarray, runs: dict,
 
 
 def change_fairness(workload: Workload, baseline: np.ndarray, online: OnlineResult,
-                    mask: np.ndarray) -> list[dict]:
+                    mask: np.ndarray, others: dict | None = None) -> list[dict]:
     """Each change the advice made, judged in hindsight as its fairness limit judges a
     future: the account wait of the jobs submitted while it was in effect (judged jobs,
-    ``mask``) against the baseline's for the same jobs (time, spec, account wait)."""
+    ``mask``) against the baseline's for the same jobs (time, spec, jobs, account wait),
+    and, for the same jobs, that of each of ``others`` (name: start times; a site's
+    picks), so that a change is read beside what a site's own change did there."""
     submit = workload.jobs["submit"].to_numpy(np.int64)
     index, _, _ = numbered_accounts(workload.accounts or Accounting(),
                                     account_names(workload.jobs["group"].to_numpy()))
     changes = [d for d in online.decisions if d.changed]
     ends = [d.time for d in changes[1:]] + [int(submit.max()) + 1]
+    runs = {"acct_wait": online.start, **(others or {})}
     out = []
     for d, end in zip(changes, ends):
         jobs = mask & (submit >= d.time) & (submit < end)
-        starts = np.array([baseline[jobs], online.start[jobs]], np.float64)
+        starts = np.array([baseline[jobs], *(s[jobs] for s in runs.values())], np.float64)
         waits = np.where(starts >= 0, starts - submit[jobs], np.nan)
-        ratio = float(account_wait(waits, index[jobs], 0)[1]) if jobs.any() else 1.0
+        ratios = account_wait(waits, index[jobs], 0)[1:] if jobs.any() else \
+            np.ones(len(runs))
         out.append({"time": int(d.time), "spec": d.spec, "jobs": int(jobs.sum()),
-                    "acct_wait": ratio})
+                    **{name: float(r) for name, r in zip(runs, ratios)}})
     return out
 
 

@@ -251,7 +251,8 @@ def test_each_change_is_judged_on_the_jobs_submitted_while_it_was_in_effect(kth)
     """Two changes: the first holds the busiest account's jobs back ten days, the second
     (from the middle submission on) none. In hindsight the first breaks the account-wait
     limit over the jobs it scheduled and the second, whose jobs wait as the baseline's,
-    does not; a decision that changed nothing is no change."""
+    does not; a decision that changed nothing is no change; other runs are judged on the
+    same jobs."""
     from advisor.whatif.hindsight import change_fairness
     from advisor.whatif.online import Decision, OnlineResult
 
@@ -266,7 +267,10 @@ def test_each_change_is_judged_on_the_jobs_submitted_while_it_was_in_effect(kth)
                  Decision(middle - 10, True, "easy:SPF", False, ""),
                  Decision(middle, True, "easy:LPF", True, "")]
     online = OnlineResult("b", 86400, late, submit, decisions, pd.DataFrame())
-    got = change_fairness(w, submit, online, np.ones(len(submit), bool))
+    got = change_fairness(w, submit, online, np.ones(len(submit), bool),
+                          {"pick": submit, "late pick": late})
     assert [c["spec"] for c in got] == ["easy:SPF", "easy:LPF"]
     assert got[0]["jobs"] + got[1]["jobs"] == len(submit)
     assert got[0]["acct_wait"] > 2.0 and got[1]["acct_wait"] == 1.0
+    # beside them, what other runs did to the same jobs
+    assert got[0]["pick"] == 1.0 and got[0]["late pick"] == got[0]["acct_wait"]
