@@ -83,8 +83,10 @@ class Knob(PluginBase):
         return self.param_value(name, in_effect(context, self.SETS[name]))
 
     def unchanged(self, params, context: Context) -> bool:
-        """Whether ``params`` set every key to what is in effect (no candidate)."""
-        return all(getattr(params, name) == self.current(context, name) for name in self.SETS)
+        """Whether ``params`` set every key to what is in effect (no candidate), compared as
+        the configuration holds them (``cpu=1000`` is ``CPU=1000``)."""
+        return all(self.config_value(name, getattr(params, name)) == in_effect(context, field)
+                   for name, field in self.SETS.items())
 
 
 def is_knob(policy) -> bool:

@@ -37,9 +37,8 @@ from dataclasses import dataclass
 
 from advisor.plugins import Context, Knob, param, site_policy
 from advisor.policies.prio.inputs import (RESET_PERIODS, asked_tres, fair_share_played,
-                                          oldest_wait,
-                                          partition_factors, qos_levels, tres_text,
-                                          tres_weights)
+                                          oldest_wait, partition_factors, qos_levels,
+                                          tres_text, tres_weights)
 
 #: Slurm's weights are 32-bit [slurm.conf(5)]
 MAX_WEIGHT = 4294967295
