@@ -102,6 +102,15 @@ def queue_slowdown(snapshot: Snapshot) -> float:
     return float(bounded_slowdown(np.maximum(wait, 0), limit).mean())
 
 
+def grid_for(context: Context, settings: Settings) -> tuple[list[Policy], str]:
+    """The policies a recommendation simulates: ``settings.policies``, else the default
+    grid (without the knobs under ``--no-knobs``), and what a long queue left out of it."""
+    if settings.policies:
+        return list(settings.policies), ""
+    policies, left_out = grid(context)
+    return [p for p in policies if settings.knobs or not is_knob(p)], left_out
+
+
 def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Settings(),
               executor: Executor | None = None, previous: str | None = None,
               on_progress: Callable[[int, int], None] | None = None,
@@ -114,10 +123,7 @@ def recommend(snapshot: Snapshot, history: pd.DataFrame, settings: Settings = Se
     configuration in effect was put in effect (the minimum dwell), when known;
     ``past_memo``: the past replays made already this week (``replay_past``)."""
     context = context_for(snapshot, history, settings.conservative_up_to)
-    policies, left_out = ((list(settings.policies), "") if settings.policies else
-                          grid(context))
-    if not settings.knobs and not settings.policies:
-        policies = [p for p in policies if not is_knob(p)]
+    policies, left_out = grid_for(context, settings)
     candidates = candidates_for(snapshot, policies, site, route, context=context)
     missing = unplayed(snapshot)
     if missing:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from advisor.model import Accounting, Association, Cluster, Node, Partition, Snapshot
+from advisor.plugins.knob import is_knob
 from advisor.plugins.registry import registry
 from advisor.plugins.spec import parse_policy
+from advisor.settings import Settings
 from advisor.whatif.candidates import candidates_for, context_for
+from advisor.whatif.recommend import grid_for
 from advisor.whatif.slurmconf import change_for
 from tests.unit.policies.knobs.test_knobs import FCFS, T0, _job, _starts
 
@@ -125,3 +128,14 @@ def test_no_reset_is_proposed_where_usage_decays():
     assert _knobs(replace(snap, pending=jobs), "reset") == []
     decaying = context_for(replace(snap, pending=jobs))
     assert registry().plugin("prio", "reset").candidates(decaying) == ()
+
+
+def test_no_knobs_leaves_them_out_of_the_default_grid_not_out_of_a_spec():
+    snap, _ = _gpu_queue(GPU_SITE)
+    context = context_for(snap)
+    every, _ = grid_for(context, Settings())
+    assert any(is_knob(p) for p in every)
+    without, _ = grid_for(context, Settings(knobs=False))
+    assert without == [p for p in every if not is_knob(p)] and without
+    named = parse_policy("PriorityWeightTRES=GRES/gpu=500")
+    assert grid_for(context, Settings(knobs=False, policies=(named,)))[0] == [named]
