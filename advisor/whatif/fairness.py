@@ -64,7 +64,7 @@ def normalized_shares(accounting: Accounting, names: Sequence[str]) -> np.ndarra
     return np.array([norm(n) if n in accounts else 0.0 for n in names])
 
 
-def numbered_accounts(accounting: Accounting, names: Sequence[str]
+def numbered_accounts(accounting: Accounting, names: Sequence[str] | np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """Each job's account (``names``, one per job) numbered, each numbered account's
     normalized share (``normalized_shares``), and its name."""
