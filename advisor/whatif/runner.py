@@ -135,8 +135,12 @@ class RayExecutor(Closing):
         # what a signal does), no usage statistics
         os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # an import cut by a signal left Ray's at-exit shutdown registered against the
+        # half-imported package, which failed at exit: the import runs to its end, and the
+        # signal is raised after it
         try:
-            import ray
+            with interrupts.deferred():
+                import ray
         except ImportError:
             raise MissingExtra("ray", "ray") from None
         self.ray = ray
