@@ -128,6 +128,16 @@ def _rank(row: dict) -> float:
     return float("inf")
 
 
+def shown_rows(rows: list[dict], chosen: str | None, top: int) -> list[tuple[int, dict]]:
+    """The configuration in effect (the first row) and the ``top`` candidates by their
+    gain on the past replayed (else on the futures), with their index; the recommended
+    one (``chosen``) among them wherever it ranks, in the last place's stead."""
+    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, _rank(r[1])))
+    shown = order[:top + 1]
+    found = [r for r in order[top + 1:] if r[1]["spec"] == chosen]
+    return [*shown[:top], found[0]] if chosen and found else shown
+
+
 def candidates_table(doc: dict, top: int = 12) -> Group:
     """The candidates, the configuration in effect first, then by their gain on the past
     replayed (else on the futures): the objective, gains, wins, waits, push, the account
@@ -141,7 +151,7 @@ def candidates_table(doc: dict, top: int = 12) -> Group:
              if settings.get("past") else "")
     title = (f"Candidates over {weeks}{settings['samples']} sampled futures of "
              f"{settings['horizon'] // 3600} h (mean ± sd)")
-    order = sorted(enumerate(rows), key=lambda r: (r[0] != 0, _rank(r[1])))[:top + 1]
+    order = shown_rows(rows, chosen, top)
 
     def layout(wide: bool) -> FitTable:
         wait = _hms if wide else _hours

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from rich.console import Console
 
 from advisor.views.advice import (_hms, _hours, _number, _push, _risk, _wins,
-                                  recommendation_view, report_view)
+                                  recommendation_view, report_view, shown_rows)
 from advisor.views.fit import Col, FitTable
 
 #: a busy SDSC-BLUE moment: the grid holds the gang-partition candidates, whose labels are
@@ -134,3 +134,19 @@ def test_a_fit_table_never_cuts_a_figure_nor_passes_the_width(rows, width):
     for _, figures in rows:
         assert set(figures) <= found, (figures, text)
     assert max(len(line) for line in text.splitlines()) <= width, text
+
+
+def test_the_recommended_candidate_is_in_the_table_wherever_it_ranks(run):
+    """KTH-SP2@48d with fair share recommended EASY-SPF-SPF scale=4 T=1d, 18% better on
+    the weeks replayed, which ranked below the twelve shown: the table did not hold the
+    candidate the advice named. It takes the last place's stead."""
+    doc, _ = run
+    rows = [*doc["candidates"][:-1], {**doc["candidates"][-1], "past_gain": -1.0,
+                                      "gain": -1.0}]
+    last = len(rows) - 1
+    shown = [i for i, _ in shown_rows(rows, rows[last]["spec"], 2)]
+    assert len(shown) == 3 and shown[0] == 0 and shown[-1] == last, shown
+    assert last not in [i for i, _ in shown_rows(rows, None, 2)]
+    # already among the top: nothing moves
+    top = shown_rows(rows, None, 2)
+    assert shown_rows(rows, top[1][1]["spec"], 2) == top
