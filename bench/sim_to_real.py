@@ -22,7 +22,10 @@ cluster's own slurm.conf with its configuration's keys set, and ``--save`` write
 on what the plays were recorded beside them.
 ``--log-backfill`` has slurmctld log each backfill decision (the job tested, the nodes
 tried, the reservation made; ``DebugFlags=Backfill,BackfillMap,Priority`` at
-``SlurmctldDebug=verbose``) and keeps the cluster's folder, logs included, after the run.
+``SlurmctldDebug=verbose``) and keeps the cluster's folder, logs included, after the run;
+``--save`` then holds each play's sub-second times from that log (its jobs' submissions,
+starts and ends, and the backfill cycles' beginnings, in milliseconds:
+``advisor.studies.slurmctld_log``).
 """
 from __future__ import annotations
 
@@ -44,6 +47,7 @@ from advisor.adapters.slurm_cli import SlurmCommands
 from advisor.adapters.slurm_submit import play
 from advisor.adapters.swf import read_swf
 from advisor.adapters.swf import resolve_trace
+from advisor.studies.slurmctld_log import play_times
 from advisor.studies.validate import (CONFIGURATIONS, KNOB_PLAYS, behind_usage, evaluate,
                                       queued, scaled_jobs, with_resources)
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
@@ -127,6 +131,9 @@ def main() -> None:
                 snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
             raw[name] = {"settings": settings, "snapshot": snapshot.to_dict(),
                          "records": records}
+            if args.log_backfill:  # the play's sub-second times (docs/simulation.md)
+                with open(cluster.root / "log" / "slurmctld.log", errors="replace") as log:
+                    raw[name]["log"] = play_times(log, [r["job_id"] for r in records])
             out = evaluate(snapshot, records, textbook)
             out["wall_s"] = time.monotonic() - t
             results[name] = out
