@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from functools import lru_cache
 
 import pytest
 
@@ -24,10 +25,16 @@ FLOOR = 0.90
 KNOB_CONFIGURATIONS = {c for pair in KNOB_PLAYS.values() for c in pair}
 
 
+@lru_cache(maxsize=None)
+def _recording(fixture: str) -> dict:
+    """A recording, read once (each is up to 0.5 MB and read by every test below)."""
+    return json.loads((RECORDINGS / f"{fixture}.json").read_text())
+
+
 def _plays(path) -> dict[str, list[str]]:
     """A recording's plays by configuration, the knob configurations only."""
     by_config: dict[str, list[str]] = {}
-    for name, run in json.loads(path.read_text()).items():
+    for name, run in _recording(path.stem).items():
         if isinstance(run, dict) and name.split("#")[0] in KNOB_CONFIGURATIONS:
             by_config.setdefault(name.split("#")[0], []).append(name)
     return by_config
@@ -36,7 +43,7 @@ def _plays(path) -> dict[str, list[str]]:
 REPEATED = [(path.stem, config) for path in sorted(RECORDINGS.glob("*knobs-queued*.json"))
             for config, names in _plays(path).items() if len(names) > 1]
 LOGGED = [(path.stem, name) for path in sorted(RECORDINGS.glob("*knobs-queued*.json"))
-          for name, run in json.loads(path.read_text()).items()
+          for name, run in _recording(path.stem).items()
           if isinstance(run, dict) and "log" in run]
 #: configurations whose median play is below the floor (each play, slurm mode within 2 s)
 BELOW_MEDIAN = {
@@ -49,7 +56,7 @@ BELOW_MEDIAN = {
 
 
 def _within(fixture: str, name: str) -> float:
-    run = json.loads((RECORDINGS / f"{fixture}.json").read_text())[name]
+    run = _recording(fixture)[name]
     out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"],
                    CONFIGURATIONS[name.split("#")[0]][2])
     return out["slurm"]["within"]
@@ -67,7 +74,7 @@ def test_the_median_play_of_a_knob_configuration_meets_the_floor(fixture, config
 
 
 def _log(fixture: str, name: str) -> tuple[dict, dict[int, list[int]], list[int]]:
-    run = json.loads((RECORDINGS / f"{fixture}.json").read_text())[name]
+    run = _recording(fixture)[name]
     return run, {int(j): t for j, t in run["log"]["jobs"].items()}, run["log"]["cycles"]
 
 
@@ -127,7 +134,7 @@ def test_a_one_minute_window_play_turns_on_one_4_cpu_job(fixture, name):
     after the 45-CPU job's end, and the mode 14-15 s later, at the next end on the nodes
     it chose; every later miss follows from it. On the play that meets the floor (26.05's
     second) the mode starts it at 81 s, a second after slurmctld."""
-    run = json.loads((RECORDINGS / f"{fixture}.json").read_text())[name]
+    run = _recording(fixture)[name]
     out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"],
                    CONFIGURATIONS["bf-window-1min"][2])
     table = out["table"].sort_values("real")
