@@ -29,8 +29,25 @@ JOB_ROWS = 12
  # PriorityUsageResetPeriod (``slurm_fairshare.reset_schedule``): the next two instants at
  # which usage is reset (NEVER: none) and the period after the second (0: none); the
  # last reset and the period in effect, which a candidate's schedule is computed from
- C_RESET_AT, C_RESET_NEXT, C_RESET_EVERY, C_RESET_LAST, C_RESET_IN_EFFECT) = range(40)
-CONFIG_SIZE = 40
+ C_RESET_AT, C_RESET_NEXT, C_RESET_EVERY, C_RESET_LAST, C_RESET_IN_EFFECT,
+ # ticks from an engine instant to slurmctld's clock: Slurm's second of instant x is
+ # (x + C_CLOCK_PHASE) // (ticks a second) (``slurm_timing``; 0 in whole seconds)
+ C_CLOCK_PHASE) = range(41)
+CONFIG_SIZE = 41
+
+
+@njit(cache=True, inline="always")
+def slurm_second(cfg, x):
+    """The engine instant at which Slurm's whole second holding instant x began: the
+    time Slurm stores (``time(NULL)``) read back in ticks."""
+    return x - (x + cfg[C_CLOCK_PHASE]) % (1_000_000 // cfg[C_TICK_US])
+
+
+@njit(cache=True, inline="always")
+def slurm_floor(cfg, x, step):
+    """Instant x rounded down to a multiple of ``step`` ticks on Slurm's clock (its
+    epoch seconds' multiples: bf_resolution's slots, the will-run batches)."""
+    return x - (x + cfg[C_CLOCK_PHASE]) % step
 #: a job's need of a resource on a node that is all the node has of it (memory, when no
 #: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
 WHOLE_NODE = 1 << 50

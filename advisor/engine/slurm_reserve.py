@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from advisor.engine.node_bits import NONZERO, word_cpus
-from advisor.engine.slurm_layout import C_BF_WINDOW
+from advisor.engine.slurm_layout import C_BF_WINDOW, slurm_floor
 from advisor.engine.slurm_state import S_FREEVER, S_NEV, S_NRES, S_PICKED
 
 
@@ -71,7 +71,7 @@ def overlaps_reserved(st, s, d):
     res_b, res_e, res_w0, res_w1, res_bits, pick_bits = st.res_b, st.res_e, st.res_w0, \
         st.res_w1, st.res_bits, st.pick_bits
     res = st.res
-    b, e = s // res * res, (s + d + st.end_round) // res * res
+    b, e = slurm_floor(st.cfg, s, res), slurm_floor(st.cfg, s + d + st.end_round, res)
     for i in range(st.sc[S_NRES]):
         if res_e[i] > b and res_b[i] < e:
             for w in range(res_w0[i], res_w1[i]):
@@ -127,12 +127,13 @@ def add_reservation(st, s, d, t):
     sc, res_b, res_e, res_w0, res_w1, ends = st.sc, st.res_b, st.res_e, st.res_w0, \
         st.res_w1, st.ends
     pick_bits, res = st.pick_bits, st.res
-    window_end = (t + st.cfg[C_BF_WINDOW]) // res * res
+    window_end = slurm_floor(st.cfg, t + st.cfg[C_BF_WINDOW], res)
     i = sc[S_NRES]
-    res_b[i] = s // res * res
+    res_b[i] = slurm_floor(st.cfg, s, res)
     if res_b[i] >= window_end:
         return
-    res_e[i] = min(max((s + d + st.end_round) // res * res, res_b[i] + res), window_end)
+    res_e[i] = min(max(slurm_floor(st.cfg, s + d + st.end_round, res), res_b[i] + res),
+                   window_end)
     st.res_bits[i] = pick_bits
     res_w0[i], res_w1[i] = st.nw, 0
     for w in range(st.nw):

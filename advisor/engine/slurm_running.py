@@ -14,7 +14,7 @@ from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, note_free, p
 from advisor.engine.slurm_fairshare import add_usage
 from advisor.engine.slurm_layout import (C_END_LATENCY, C_OVER_TIME, C_RESET_EVERY,
                                          C_RESET_NEXT, CPUS, EXCLUSIVE, LIMIT, MIN_NODES,
-                                         NREC, REC0, RUNTIME, WHOLE_NODE)
+                                         NREC, REC0, RUNTIME, WHOLE_NODE, slurm_second)
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.slurm_state import (S_FREEVER, S_HN, S_NRL, S_NSLOTS, S_NTAKEN,
                                         S_RESET, S_RESETS)
@@ -197,7 +197,9 @@ def start_job(st, j, p, t, k):
                 low[q] += 1
     state[j] = RUNNING
     st.start[j] = t
-    st.exp_end[j] = t + limit
+    # the end Slurm plans with: its start's whole second plus the limit [src: job_mgr.c
+    # job_ptr->end_time = start_time + time_limit * 60]
+    st.exp_end[j] = slurm_second(st.cfg, t) + limit
     # its nodes are free again C_END_LATENCY after it ends (slurm_timing's epilog)
     end = t + min(jobs[RUNTIME, j], limit + st.cfg[C_OVER_TIME]) + st.cfg[C_END_LATENCY]
     sc[S_HN] = heap_push(st.ht, st.hj, sc[S_HN], end, j)

@@ -15,8 +15,13 @@ are free 0.3 s later (the epilog's completion on the test cluster), and backfill
 come at the middle of a second. A start is reported back as the whole second it falls in,
 as sacct would. ``None`` (a trace's reading) keeps whole seconds and exact instants.
 
-bf_resolution's quantisation then falls half a second off Slurm's epoch multiples; the
-will-run batches' 30 s rounding likewise.
+What Slurm computes in whole seconds is computed on its clock (``C_CLOCK_PHASE``,
+``slurm_layout.slurm_second``): a running job's planned end is its start's whole second
+plus its limit, and bf_resolution's slots and the will-run batches' 30-s barriers fall on
+multiples of Slurm's epoch seconds. Read in tenths instead, two planned ends Slurm holds
+equal (a batch barrier and the end it takes in) could fall a tick apart, and a
+reservation move a whole slot: a cycle's cost of one tick did that to a play of 41 jobs
+(docs/simulation.md, "Slurm's clock in planning").
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import numpy as np
 
 from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
-                                         C_BF_WINDOW, C_CALC_PERIOD, C_END_LATENCY,
+                                         C_BF_WINDOW, C_CALC_PERIOD, C_CLOCK_PHASE, C_END_LATENCY,
                                          C_CALC_PHASE, C_DECAY_HALF_LIFE, C_OVER_TIME,
                                          C_RESET_AT, C_RESET_EVERY, C_RESET_NEXT,
                                          C_SCHED_INTERVAL, C_T0, C_TICK_US, C_UNTIL,
@@ -80,6 +85,7 @@ def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: f
     if cfg[C_UNTIL] != NEVER:  # (the last tick of that second)
         cfg[C_UNTIL] = cfg[C_UNTIL] * k + shift + k - 1
     cfg[C_END_LATENCY] = timing.end_latency
+    cfg[C_CLOCK_PHASE] = timing.bf_phase
     cfg[C_TICK_US] = cfg[C_TICK_US] // k
     return jobs, part_max * k, cfg, max_age * k
 

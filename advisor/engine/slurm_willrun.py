@@ -11,7 +11,8 @@ from numba import njit
 
 from advisor.engine.core import NEVER
 from advisor.engine.node_bits import NONZERO
-from advisor.engine.slurm_layout import C_BF_WINDOW, C_WILL_RUN_WINDOW, CPUS, MIN_NODES
+from advisor.engine.slurm_layout import (C_BF_WINDOW, C_WILL_RUN_WINDOW, CPUS, MIN_NODES,
+                                         slurm_floor)
 from advisor.engine.slurm_reserve import (count_allows, held_max, mark_reserved,
                                           overlaps_reserved)
 from advisor.engine.slurm_running import give_back, held_in, holds_picked, pick
@@ -58,7 +59,7 @@ def next_batch(st, ri, p, t, window, batch_end):
         h = held_in(st, rj, p)
         if h > 0:
             if batch_end < 0:
-                batch_end = exp_end[rj] + window - exp_end[rj] % window
+                batch_end = slurm_floor(st.cfg, exp_end[rj], window) + window
             last = exp_end[rj]
             gain += h
         q += 1

@@ -176,6 +176,23 @@ def test_reservation_waits_for_the_will_run_batch():
     assert play(jobs, [40, 65, 100, 50], easy, one)[0] == [0, 0, 52, 2]
 
 
+def test_live_reading_plans_on_slurm_s_whole_seconds():
+    """Read in tenths (LIVE), A and B start when J0's nodes are free, 0.3 s into second 10;
+    Slurm plans their ends as that second plus their limits, 40 and 90, so the will-run
+    batch opened by A (barrier 60) takes in B (90 <= 60 + 30) and head C reserves from 90:
+    D, ending by 71, backfills at the next cycle and C starts when D ends, as in whole
+    seconds. Planned in tenths (ends at 40.8 and 90.8), B would fall out of the batch, C
+    would reserve from 40 and D wait for C (started 41 and 91)."""
+    easy = with_backfill(SchedulingConfig(), bf_interval=1, bf_resolution=1,
+                         bf_job_part_count_reserve=1)
+    jobs = [job(1, 0, 16, 100), job(2, 1, 8, 30), job(3, 1, 4, 80), job(4, 2, 10, 100),
+            job(5, 3, 4, 60)]
+    runtimes = [10, 30, 80, 100, 60]
+    start, resv = play(jobs, runtimes, easy, cluster(nodes=1), timing=LIVE)
+    assert start == [0, 10, 10, 71, 11] and resv[3] == 90
+    assert play(jobs, runtimes, easy, cluster(nodes=1))[0] == [0, 10, 10, 71, 11]
+
+
 def test_main_scheduler_blocks_a_partition_and_its_nodes_only():
     """F2: the head of 'a' (n1-n2) cannot start, so nothing after it starts on n1-n2, but 'b'
     (n3-n4) keeps scheduling; a job of 'ab' (all nodes) behind it is blocked on n1-n2 and

@@ -80,17 +80,13 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          ("knobs-queued-40jobs-load1.5", "bf-window-1min#2"): "70.7% / 51.2%",
          ("knobs-queued-40jobs-load1.5", "bf-window-1min#3"): "73.2% / 53.7%",
          ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min#2"): "73.2% / 41.5%",
-         # a wave of 60-s jobs slurmctld started at 83 s past the 52-CPU top job (started
-         # at 136 s), which the mode starts at 94 s and the wave after it
-         ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-max-job-test-100#2"): "31.7% / 14.6%",
          # a cycle's cost (docs/slurm-mapping.md F13) with the locks yielded every 300 us
          # for 3 s: the mode's starts 3-8 s early (39.0% and 14.6% with cycles free)
          ("knobs-yield-40jobs-load1.5", "bf-yield"): "43.9% / 14.6%",
          ("knobs-yield-40jobs-load1.5", "bf-yield-continue"): "14.6% / 12.2%"}
 #: plays where the textbook mode is nearer than the slurm mode in mean error (a decision of
-#: 22.05's first ten-minute play that its second play did not take, above; the 24.11 wave)
-TEXTBOOK_NEARER = {("knobs-queued-40jobs-load1.5", "bf-window-10min"),
-                   ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-max-job-test-100#2")}
+#: 22.05's first ten-minute play that its second play did not take, above)
+TEXTBOOK_NEARER = {("knobs-queued-40jobs-load1.5", "bf-window-10min")}
 
 
 def _evaluated(fixture: str, config: str) -> tuple[dict, dict]:
