@@ -31,10 +31,11 @@ import numpy as np
 
 from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
-                                         C_BF_WINDOW, C_CALC_PERIOD, C_CLOCK_PHASE, C_END_LATENCY,
-                                         C_CALC_PHASE, C_DECAY_HALF_LIFE, C_OVER_TIME,
-                                         C_RESET_AT, C_RESET_EVERY, C_RESET_NEXT,
-                                         C_SCHED_INTERVAL, C_T0, C_TICK_US, C_UNTIL,
+                                         C_BF_WINDOW, C_CALC_PERIOD, C_CLOCK_PHASE,
+                                         C_END_LATENCY, C_CALC_PHASE, C_DECAY_HALF_LIFE,
+                                         C_OVER_TIME, C_RESET_AT, C_RESET_EVERY,
+                                         C_RESET_NEXT, C_SCHED_INTERVAL, C_T0, C_TICK_US,
+                                         C_UNTIL,
                                          C_WILL_RUN_WINDOW, ELIGIBLE, FIXED, LIMIT, RUNTIME,
                                          SUBMIT)
 
