@@ -35,12 +35,11 @@ JOB_ROWS = 12
  C_CLOCK_PHASE) = range(41)
 CONFIG_SIZE = 41
 
-
-@njit(cache=True, inline="always")
-def slurm_second(cfg, x):
-    """The engine instant at which Slurm's whole second holding instant x began: the
-    time Slurm stores (``time(NULL)``) read back in ticks."""
-    return x - (x + cfg[C_CLOCK_PHASE]) % (1_000_000 // cfg[C_TICK_US])
+#: a job's need of a resource on a node that is all the node has of it (memory, when no
+#: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
+WHOLE_NODE = 1 << 50
+PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
+TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
 
 
 @njit(cache=True, inline="always")
@@ -48,11 +47,13 @@ def slurm_floor(cfg, x, step):
     """Instant x rounded down to a multiple of ``step`` ticks on Slurm's clock (its
     epoch seconds' multiples: bf_resolution's slots, the will-run batches)."""
     return x - (x + cfg[C_CLOCK_PHASE]) % step
-#: a job's need of a resource on a node that is all the node has of it (memory, when no
-#: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])
-WHOLE_NODE = 1 << 50
-PRIO_MAX = 4294967295  # priorities are uint32 [src: priority_multifactor.c]
-TIER_SCALE = 8589934592.0  # 2^33 > PRIO_MAX: a tier outranks any priority (F1)
+
+
+@njit(cache=True, inline="always")
+def slurm_second(cfg, x):
+    """The engine instant at which Slurm's whole second holding instant x began: the
+    time Slurm stores (``time(NULL)``) read back in ticks."""
+    return slurm_floor(cfg, x, 1_000_000 // cfg[C_TICK_US])
 
 
 @njit(cache=True)
