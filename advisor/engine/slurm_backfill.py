@@ -86,7 +86,7 @@ def _starts_now(st, j, p, t, d, at):
         if k > 0:
             if st.count_mode:
                 count_allows(st, cpus, t, t + d, True)
-            start_job(st, j, p, at, k)
+            start_job(st, j, p, at, k, True)
             return True
     return False
 

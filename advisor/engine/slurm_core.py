@@ -102,7 +102,7 @@ def restore(st):
                              st.node_free, st.free_bits, st.unit, False, False,
                              st.free_bits[FULL], st.usable, st.scratch, st.pick_bits,
                              st.pick_cpus)
-        start_job(st, j, p, jobs[FIXED, j], k)
+        start_job(st, j, p, jobs[FIXED, j], k, False)
     while nxt < n and jobs[SUBMIT, nxt] <= t0:
         if st.state[nxt] == 0:
             enqueue(st, nxt, t0)

@@ -31,9 +31,10 @@ JOB_ROWS = 12
  # last reset and the period in effect, which a candidate's schedule is computed from
  C_RESET_AT, C_RESET_NEXT, C_RESET_EVERY, C_RESET_LAST, C_RESET_IN_EFFECT,
  # ticks from an engine instant to slurmctld's clock: Slurm's second of instant x is
- # (x + C_CLOCK_PHASE) // (ticks a second) (``slurm_timing``; 0 in whole seconds)
- C_CLOCK_PHASE) = range(41)
-CONFIG_SIZE = 41
+ # (x + C_CLOCK_PHASE) // (ticks a second) (``slurm_timing``; 0 in whole seconds); the
+ # shortest run whose end the backfill cycle of its last second sees (0: none)
+ C_CLOCK_PHASE, C_CYCLE_SEES_END) = range(42)
+CONFIG_SIZE = 42
 
 #: a job's need of a resource on a node that is all the node has of it (memory, when no
 #: default is set or the job is exclusive [slurm.conf(5) DefMemPerNode])

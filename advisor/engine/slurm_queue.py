@@ -112,7 +112,7 @@ def main_pass(st, t):
         if nfailed > 0 or jobs[CPUS, j] <= part_free[p]:
             k = pick(st, j, p, st.node_free, st.free_bits, False, st.tres_free)
         if k > 0:
-            start_job(st, j, p, t, k)
+            start_job(st, j, p, t, k, False)
             started = True
             continue
         # jobs below bf_min_prio_reserve or younger than bf_min_age_reserve do not block

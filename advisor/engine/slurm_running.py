@@ -12,9 +12,10 @@ from advisor.engine.core import DONE, NEVER, QUEUED, RUNNING
 from advisor.engine.node_bits import (FULL, NONZERO, avail_bits_of, note_free, popcount,
                                       trailing_zeros)
 from advisor.engine.slurm_fairshare import add_usage
-from advisor.engine.slurm_layout import (C_END_LATENCY, C_OVER_TIME, C_RESET_EVERY,
-                                         C_RESET_NEXT, CPUS, EXCLUSIVE, LIMIT, MIN_NODES,
-                                         NREC, REC0, RUNTIME, WHOLE_NODE, slurm_second)
+from advisor.engine.slurm_layout import (C_CYCLE_SEES_END, C_END_LATENCY, C_OVER_TIME,
+                                         C_RESET_EVERY, C_RESET_NEXT, CPUS, EXCLUSIVE, LIMIT,
+                                         MIN_NODES, NREC, REC0, RUNTIME, WHOLE_NODE,
+                                         slurm_second)
 from advisor.engine.slurm_nodes import select_nodes
 from advisor.engine.slurm_state import (S_FREEVER, S_HN, S_NRL, S_NSLOTS, S_NTAKEN,
                                         S_RESET, S_RESETS)
@@ -176,10 +177,10 @@ def _take_nodes(st, j, k):
 
 
 @njit(cache=True, inline="always")
-def start_job(st, j, p, t, k):
-    """Give job j the k nodes picked (pick_bits, pick_cpus) in partition p. It is killed at
-    its limit plus OverTimeLimit [slurm.conf(5) OverTimeLimit]; planning assumes the limit
-    (F6)."""
+def start_job(st, j, p, t, k, by_cycle):
+    """Give job j the k nodes picked (pick_bits, pick_cpus) in partition p, at t, by a
+    backfill cycle if ``by_cycle``. It is killed at its limit plus OverTimeLimit
+    [slurm.conf(5) OverTimeLimit]; planning assumes the limit (F6)."""
     jobs, sc, state, cnt, low = st.jobs, st.sc, st.state, st.cnt, st.low
     if st.unit:
         _take_unit_nodes(st, j)
@@ -200,8 +201,16 @@ def start_job(st, j, p, t, k):
     # the end Slurm plans with: its start's whole second plus the limit [src: job_mgr.c
     # job_ptr->end_time = start_time + time_limit * 60]
     st.exp_end[j] = slurm_second(st.cfg, t) + limit
-    # its nodes are free again C_END_LATENCY after it ends (slurm_timing's epilog)
-    end = t + min(jobs[RUNTIME, j], limit + st.cfg[C_OVER_TIME]) + st.cfg[C_END_LATENCY]
+    # its nodes are free again C_END_LATENCY after it ends (slurm_timing's epilog), or,
+    # started by a cycle and running long enough, a tick before the cycle of its last
+    # second, which the backfill thread's drift has carried past its end (slurm_timing)
+    run = min(jobs[RUNTIME, j], limit + st.cfg[C_OVER_TIME])
+    sees = st.cfg[C_CYCLE_SEES_END]
+    if by_cycle and 0 < sees <= run and st.bf_interval > 0 and \
+            run % st.bf_interval == 0:
+        end = t + run - 1
+    else:
+        end = t + run + st.cfg[C_END_LATENCY]
     sc[S_HN] = heap_push(st.ht, st.hj, sc[S_HN], end, j)
     sc[S_NRL] = running_insert(st.rl, sc[S_NRL], j, st.exp_end, st.rl_cpus)
 

@@ -15,6 +15,15 @@ are free 0.3 s later (the epilog's completion on the test cluster), and backfill
 come at the middle of a second. A start is reported back as the whole second it falls in,
 as sacct would. ``None`` (a trace's reading) keeps whole seconds and exact instants.
 
+The backfill thread drifts: it sleeps bf_interval after a cycle ends [src: backfill.c
+backfill_agent()], so each cycle comes later in the second by the last one's length
+(about a millisecond and a half a second on the test cluster), while a job outlives its
+whole seconds by some 20-40 ms. A job a cycle started and that runs long enough has ended
+when the cycle of its last second begins, and that cycle, not the main scheduler after
+the epilog, starts what follows. ``cycle_sees_end`` is that length: 25 s, chosen on
+22.05's recorded plays and judged on 24.11's and 26.05's (docs/simulation.md, "A cycle
+sees an end").
+
 What Slurm computes in whole seconds is computed on its clock (``C_CLOCK_PHASE``,
 ``slurm_layout.slurm_second``): a running job's planned end is its start's whole second
 plus its limit, and bf_resolution's slots and the will-run batches' 30-s barriers fall on
@@ -32,6 +41,7 @@ import numpy as np
 from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOLUTION,
                                          C_BF_WINDOW, C_CALC_PERIOD, C_CLOCK_PHASE,
+                                         C_CYCLE_SEES_END,
                                          C_END_LATENCY, C_CALC_PHASE, C_DECAY_HALF_LIFE,
                                          C_OVER_TIME, C_RESET_AT, C_RESET_EVERY,
                                          C_RESET_NEXT, C_SCHED_INTERVAL, C_T0, C_TICK_US,
@@ -44,16 +54,19 @@ from advisor.engine.slurm_layout import (C_BF_INTERVAL, C_BF_MIN_AGE, C_BF_RESOL
 class Timing:
     """Sub-second reading of whole-second times: ``tick`` units per second; a reported
     second is read ``at`` ticks into it; an ended job's nodes are free ``end_latency`` ticks
-    later; backfill cycles come ``bf_phase`` ticks into a second."""
+    later; backfill cycles come ``bf_phase`` ticks into a second; a job a cycle started
+    that runs ``cycle_sees_end`` seconds or more (0: none), a multiple of bf_interval, is
+    seen ended by the cycle of its last second."""
 
     tick: int
     at: int
     end_latency: int
     bf_phase: int
+    cycle_sees_end: int = 0
 
 
 #: the reading for predicting a live cluster (see the module's docstring)
-LIVE = Timing(tick=10, at=5, end_latency=3, bf_phase=5)
+LIVE = Timing(tick=10, at=5, end_latency=3, bf_phase=5, cycle_sees_end=25)
 
 # configuration entries that are durations in seconds
 _DURATIONS = (C_BF_INTERVAL, C_BF_WINDOW, C_BF_RESOLUTION, C_BF_MIN_AGE, C_CALC_PERIOD,
@@ -87,6 +100,7 @@ def in_ticks(jobs: np.ndarray, part_max: np.ndarray, cfg: np.ndarray, max_age: f
         cfg[C_UNTIL] = cfg[C_UNTIL] * k + shift + k - 1
     cfg[C_END_LATENCY] = timing.end_latency
     cfg[C_CLOCK_PHASE] = timing.bf_phase
+    cfg[C_CYCLE_SEES_END] = timing.cycle_sees_end * k
     cfg[C_TICK_US] = cfg[C_TICK_US] // k
     return jobs, part_max * k, cfg, max_age * k
 

@@ -193,6 +193,27 @@ def test_live_reading_plans_on_slurm_s_whole_seconds():
     assert play(jobs, runtimes, easy, cluster(nodes=1))[0] == [0, 10, 10, 71, 11]
 
 
+@pytest.mark.parametrize("b_runs, s_starts", [(30, 32), (20, 23)])
+def test_live_reading_lets_the_cycle_of_a_long_job_s_last_second_see_its_end(b_runs,
+                                                                              s_starts):
+    """Read live, B (started by the cycle at 2.5 s, beside A, ahead of head H's reservation
+    at 100) that runs 30 s has ended when the cycle of second 32 begins, the backfill
+    thread having drifted past B's overhead (``Timing.cycle_sees_end``, 25 s): that cycle
+    backfills S into B's CPUs, in second 32; the main scheduler, which could not (H heads
+    the queue and does not fit), runs after the epilog. Without the rule, or for a B of
+    20 s, B's CPUs are free 0.3 s after its end and S starts at the next cycle, a second
+    after the end."""
+    easy = with_backfill(SchedulingConfig(), bf_interval=1, bf_resolution=1,
+                         bf_job_part_count_reserve=1)
+    jobs = [job(1, 0, 8, 100), job(2, 1, 16, 10), job(3, 2, 8, 40), job(4, 3, 8, 50)]
+    runtimes = [100, 5, b_runs, 10]
+    start, resv = play(jobs, runtimes, easy, cluster(nodes=1), timing=LIVE)
+    assert start == [0, 100, 2, s_starts] and resv[1] == 100
+    without = play(jobs, runtimes, easy, cluster(nodes=1),
+                   timing=replace(LIVE, cycle_sees_end=0))[0]
+    assert without == [0, 100, 2, b_runs + 3]
+
+
 def test_main_scheduler_blocks_a_partition_and_its_nodes_only():
     """F2: the head of 'a' (n1-n2) cannot start, so nothing after it starts on n1-n2, but 'b'
     (n3-n4) keeps scheduling; a job of 'ab' (all nodes) behind it is blocked on n1-n2 and

@@ -69,6 +69,8 @@ NOT_YET = {("knobs-queued-40jobs-load1.5", "bf/window"):
                "31 of 33 flips; the changed play at 70.7%",
            ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf/max_job_test"):
                "31 of 36 flips and 16 others; the changed play at 78.0%",
+           ("slurm-24.11-knobs-history-40jobs-load1.5", "prio/decay"):
+               "451 of 453 flips and 1 other; the changed play at 85.7%",
            ("knobs-yield-40jobs-load1.5", "bf/continue"):
                "no pair flipped on the cluster; the plays at 43.9% and 14.6%"}
 

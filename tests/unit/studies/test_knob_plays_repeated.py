@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import pytest
 
+from advisor.engine.slurm_timing import LIVE
 from advisor.model import Snapshot
 from advisor.site import BackfillCost
 from advisor.studies.validate import CONFIGURATIONS, KNOB_PLAYS, evaluate
@@ -48,13 +49,7 @@ LOGGED = [(path.stem, name) for path in sorted(RECORDINGS.glob("*knobs-queued*.j
           for name, run in _recording(path.stem).items()
           if isinstance(run, dict) and "log" in run]
 #: configurations whose median play is below the floor (each play, slurm mode within 2 s)
-BELOW_MEDIAN = {
-    ("knobs-queued-40jobs-load1.5", "bf-window-1min"): "73.2%, 70.7%, 73.2%",
-    ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min"): "65.9%, 73.2%",
-    ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-max-job-test-100"): "70.7%, 100%",
-    ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-window-1min"): "68.3%, 100%",
-    ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-max-job-test-100"): "78.0%, 97.6%",
-}
+BELOW_MEDIAN: dict[tuple[str, str], str] = {}
 
 
 def _within(fixture: str, name: str) -> float:
@@ -84,7 +79,7 @@ def _log(fixture: str, name: str) -> tuple[dict, dict[int, list[int]], list[int]
 def test_the_log_holds_every_job_and_the_backfill_thread_drifts(fixture, name):
     """Every job of the play is in the log, its start and end after its submission, its
     end a few tens of milliseconds past a whole second from its start (sleep's overhead);
-    and the backfill cycles come later in the second as the play goes on, about 1 to 2 ms
+    and the backfill cycles come later in the second as the play goes on, 0.6 to 3.6 ms
     a second (slurmctld's backfill thread sleeps bf_interval after each cycle ends
     [src: backfill.c backfill_agent()]), so that a cycle 50 s after the one that started
     a job comes after that job's end in the same second."""
@@ -95,11 +90,19 @@ def test_the_log_holds_every_job_and_the_backfill_thread_drifts(fixture, name):
     assert 5 <= overheads[len(overheads) // 2] <= 100, overheads
     advance = [((b - a) - 1000 * round((b - a) / 1000)) / round((b - a) / 1000)
                for a, b in zip(cycles, cycles[1:]) if round((b - a) / 1000) >= 1]
-    assert 0.5 <= statistics.mean(advance) <= 3.0, statistics.mean(advance)
+    assert 0.5 <= statistics.mean(advance) <= 4.0, statistics.mean(advance)
 
 
-@pytest.mark.parametrize("fixture,name", [(f, n) for f, n in LOGGED
-                                          if n.split("#")[0] == "bf-window-1min"])
+#: a logged one-minute play whose blocker's end went otherwise (played beside a unit-test
+#: run on the same two cores: its jobs outlived their seconds by 53 ms, median)
+OTHERWISE = {("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min#3"):
+             "the cycle after the blocker's end started 3 jobs"}
+
+
+@pytest.mark.parametrize("fixture,name", [
+    pytest.param(f, n, marks=pytest.mark.xfail(strict=True, reason=OTHERWISE[f, n]))
+    if (f, n) in OTHERWISE else (f, n)
+    for f, n in LOGGED if n.split("#")[0] == "bf-window-1min"])
 def test_at_the_blocker_s_end_one_cycle_starts_what_the_mode_starts_in_two_seconds(
         fixture, name):
     """When the blocker ends at 50 s, one backfill cycle starts the seven jobs that fit:
@@ -129,26 +132,31 @@ WINDOW_PLAYS = [(path.stem, name) for path in sorted(RECORDINGS.glob("*knobs-que
 
 @pytest.mark.parametrize("fixture,name", WINDOW_PLAYS)
 def test_a_one_minute_window_play_turns_on_one_4_cpu_job(fixture, name):
-    """Why the one-minute window plays read 66 to 73%, and one 100%: in each below the
-    floor the mode's first start off by more than 2 s but one (24.11's first play, whose
-    first miss is a 1-CPU job 4 s early) is the same job, the 4-CPU, 60-s one submitted at
-    19 s, which slurmctld started at 79-81 s in the cycle that started the 21-CPU job
-    after the 45-CPU job's end, and the mode 14-15 s later, at the next end on the nodes
-    it chose; every later miss follows from it. On the play that meets the floor (26.05's
-    second) the mode starts it at 81 s, a second after slurmctld."""
+    """The job the one-minute window plays turn on: the 4-CPU, 60-s one submitted at 19 s,
+    which slurmctld started at 79-81 s in the cycle that followed the 45-CPU job's end
+    (that job started by a cycle 29 s before). The live reading starts it within a second
+    of that, the cycle of the end's second seeing the end (``Timing.cycle_sees_end``).
+    Read without that, the mode started it 13-15 s late, at the next end on the nodes it
+    chose, in every play below the floor (66 to 73%: all but 26.05's second, where it
+    started it at 81 s), and every later miss followed from it."""
     run = _recording(fixture)[name]
-    out = evaluate(Snapshot.from_dict(run["snapshot"]), run["records"],
-                   CONFIGURATIONS["bf-window-1min"][2])
-    table = out["table"].sort_values("real")
-    first = table["submit"].min()
-    job = table[table["submit"] - first == 19].iloc[0]
-    assert 79 <= job["real"] - first <= 81
-    late = job["slurm"] - job["real"]
-    assert (late > 2) == (out["slurm"]["within"] < FLOOR), (late, out["slurm"])
-    if late > 2:
-        assert 13 <= late <= 15
-        missed = table[(table["slurm"] - table["real"]).abs() > 2]
-        assert missed["real"].min() >= job["real"] - 1
+    snapshot, textbook = Snapshot.from_dict(run["snapshot"]), \
+        CONFIGURATIONS["bf-window-1min"][2]
+    for timing in (LIVE, replace(LIVE, cycle_sees_end=0)):
+        out = evaluate(snapshot, run["records"], textbook, timing)
+        table = out["table"].sort_values("real")
+        first = table["submit"].min()
+        job = table[table["submit"] - first == 19].iloc[0]
+        assert 79 <= job["real"] - first <= 81
+        late = job["slurm"] - job["real"]
+        if timing == LIVE:
+            assert abs(late) <= 1, late
+            continue
+        assert (late > 2) == (out["slurm"]["within"] < FLOOR), (late, out["slurm"])
+        if late > 2:
+            assert 13 <= late <= 15
+            missed = table[(table["slurm"] - table["real"]).abs() > 2]
+            assert missed["real"].min() >= job["real"] - 1
 
 
 def test_a_cycle_s_cost_of_a_tick_leaves_the_queued_fcfs_play_as_it_was():

@@ -57,11 +57,14 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          # same account started in the other order (446 and 454 s), and what follows
          ("slurm-26.05-knobs-history-40jobs-load1.5", "fairshare-easy"): "83.3% / 23.8%",
          ("slurm-26.05-fairshare-40jobs-load1.5", "fairshare-easy#2"): "82.5% / 32.5%",
-         # the knob plays (test_knob_plays_recorded.py): a one-minute bf_window, on both
-         # releases, right to about 80 s, then a 4-CPU job the mode holds back 14 s; at
-         # bf_max_job_test=2 every start 1-3 s early (the blocker started a second after
-         # its submission, the order right: Spearman 0.999)
-         ("knobs-queued-40jobs-load1.5", "bf-window-1min"): "73.2% / 48.8%",
+         # the half-life's changed play (2 minutes): the mode a second early from the
+         # blocker's start on (24.11 started it a second after its submission), and two
+         # or three in chains of 1-CPU jobs whose ends the cycles see
+         ("slurm-24.11-knobs-history-40jobs-load1.5", "fairshare-halflife-2min"):
+             "85.7% / 16.7%",
+         # the knob plays (test_knob_plays_recorded.py): at bf_max_job_test=2 every start
+         # 1-3 s early (the blocker started a second after its submission, the order
+         # right: Spearman 0.999)
          ("knobs-queued-40jobs-load1.5", "bf-window-10min"): "48.8% / 24.4%",
          # a second play of it, slurmctld logging its backfill decisions
          ("knobs-queued-40jobs-load1.5", "bf-window-10min#2"): "87.8% / 14.6%",
@@ -70,16 +73,13 @@ BELOW = {("slurm-24.11-fairshare-40jobs-load1.5", "fairshare-easy"): "80.0% / 32
          # at bf_max_job_test=100 a 4-CPU job of 9 minutes started 46 s before the mode's
          # start, a 60-s job 68 s after (26.05); on 24.11 an 11-CPU job and a 4-CPU one
          # after it in the queue started in the other order (141 and 156 s)
-         ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min"): "65.9% / 39.0%",
          ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-max-job-test-100"): "70.7% / 14.6%",
-         ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-window-1min"): "68.3% / 46.3%",
          ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-max-job-test-100"): "78.0% / 14.6%",
-         # the one-minute window played again with slurmctld logging (2026-12-02): each
-         # parts where one backfill cycle started seven jobs at the blocker's end
-         # (test_knob_plays_repeated.py)
-         ("knobs-queued-40jobs-load1.5", "bf-window-1min#2"): "70.7% / 51.2%",
-         ("knobs-queued-40jobs-load1.5", "bf-window-1min#3"): "73.2% / 53.7%",
-         ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min#2"): "73.2% / 41.5%",
+         # 26.05's third ten-minute play (its first two 100% and 95.1%)
+         ("slurm-26.05-knobs-queued-40jobs-load1.5", "bf-window-10min#3"): "73.2% / 14.6%",
+         # a one-minute bf_window on 24.11: three jobs slurmctld started at 81 s, the
+         # mode 4 s before (its other plays 95.1-100%: test_knob_plays_repeated.py)
+         ("slurm-24.11-knobs-queued-40jobs-load1.5", "bf-window-1min"): "87.8% / 39.0%",
          # a cycle's cost (docs/slurm-mapping.md F13) with the locks yielded every 300 us
          # for 3 s: the mode's starts 3-8 s early (39.0% and 14.6% with cycles free)
          ("knobs-yield-40jobs-load1.5", "bf-yield"): "43.9% / 14.6%",
