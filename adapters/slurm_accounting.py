@@ -2,14 +2,15 @@
 
 ``sacctmgr show qos`` and ``sacctmgr show assoc`` give the limits (parsable, with the
 fields asked for by name, so that a release's extra columns do not move them); ``sshare``
-gives the shares and the decayed usage slurmctld holds now. Pure parsers and one reader;
-the reader runs only where slurmctld keeps accounting in slurmdbd.
+gives the shares and the decayed usage slurmctld holds now; ``sacctmgr show event`` the
+times nodes were out of service. Pure parsers and one reader; the reader runs only where
+slurmctld keeps accounting in slurmdbd.
 """
 from __future__ import annotations
 
-from advisor.adapters.slurm_text import megabytes
+from advisor.adapters.slurm_text import expand_hostlist, local_time, megabytes
 from advisor.errors import BadInput
-from advisor.model import Accounting, Association, Qos
+from advisor.model import Accounting, Association, NodeEvent, Qos
 
 QOS_FIELDS = ("Name", "Priority", "MaxJobsPU", "MaxTRESPU", "GrpJobs", "GrpTRES")
 ASSOC_FIELDS = ("Account", "User", "ParentName", "Share", "MaxJobs", "GrpJobs", "GrpTRES",
@@ -114,3 +115,48 @@ def read_accounting(run, cluster: str) -> Accounting:
     assocs = parse_associations(run("sacctmgr", "--noheader", "--parsable2", "show", "assoc",
                                     *where, "format=" + ",".join(ASSOC_FIELDS)), usage)
     return Accounting(qos=qos, associations=assocs)
+
+
+#: the fields of ``sacctmgr show event`` the check reads (node events)
+EVENT_FIELDS = ("NodeName", "Start", "End", "State", "Reason")
+
+
+def parse_events(text: str) -> tuple[NodeEvent, ...]:
+    """``sacctmgr --noheader --parsable2 show event Event=Node format=<EVENT_FIELDS>``:
+    each node's time out of service (its times in this machine's zone, as sacctmgr
+    prints them; an End of Unknown: still out). A line naming several nodes is one event
+    each."""
+    out = []
+    for r in _rows(text, EVENT_FIELDS, "sacctmgr show event"):
+        start, end = _event_time(r["Start"]), _event_time(r["End"])
+        if start is None:
+            raise BadInput(f"sacctmgr show event: Start '{r['Start']}' is not a time "
+                           "(YYYY-MM-DDThh:mm:ss)")
+        for node in expand_hostlist(r["NodeName"]):
+            out.append(NodeEvent(node=node, start=start, end=-1 if end is None else end,
+                                 state=r["State"].strip().upper(), reason=r["Reason"]))
+    return tuple(out)
+
+
+def _event_time(text: str) -> int | None:
+    return local_time(text) or None
+
+
+#: the fields of ``sacctmgr list transactions`` the check reads
+TRANSACTION_FIELDS = ("Time", "Action", "Where", "Info")
+#: the transactions that change what decides starts (shares, limits, QOS)
+RULE_ACTIONS = ("Modify Associations", "Add Associations", "Remove Associations",
+                "Modify QOS", "Add QOS", "Remove QOS")
+
+
+def parse_transactions(text: str) -> tuple[tuple[int, str], ...]:
+    """``sacctmgr --noheader --parsable2 list transactions format=<TRANSACTION_FIELDS>``:
+    (when, what) of each change to associations or QOS."""
+    out = []
+    for r in _rows(text, TRANSACTION_FIELDS, "sacctmgr list transactions"):
+        when = _event_time(r["Time"])
+        if when is not None and r["Action"] in RULE_ACTIONS:
+            info = r["Info"].strip()
+            out.append((when, f"{r['Action']} {r['Where']}"
+                              + (f": {info[:60]}" if info else "")))
+    return tuple(out)

@@ -32,6 +32,7 @@ from advisor.model import (
     SWF_FLOAT_FIELDS,
     CleaningReport,
     Cluster,
+    JobLog,
     Machine,
     Release,
     Snapshot,
@@ -39,6 +40,7 @@ from advisor.model import (
     Workload,
     printable,
     derive_columns,
+    job_log_table,
     schema_release,
     sort_jobs,
 )
@@ -109,11 +111,14 @@ def snapshot(commands: SlurmCommands = SlurmCommands()) -> Snapshot:
     # partitions as text: 22.05 has no JSON of them, and 24.11's omits Default=YES
     text = commands.run("scontrol", "show", "partition", "--all", "--oneliner")
     partitions = slurm_text.parse_partitions(text, tuple(n.name for n in nodes))
-    config = slurm_text.parse_config(commands.run("scontrol", "show", "config"))
+    config_text = commands.run("scontrol", "show", "config")
+    config = slurm_text.parse_config(config_text)
     config = replace(config, backfill_cost=backfill_cost(commands, release),
                      utc_offset=utc_offset(now))
     factors = sprio_factors(commands)
-    cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", ""))
+    # (22.05's JSON does not name the cluster; its configuration does)
+    cluster_name = str(((squeue.get("meta") or {}).get("slurm") or {}).get("cluster", "")) \
+        or slurm_text.config_entry(config_text, "ClusterName")
     source = {"kind": "slurm", "adapter": "cli", "schema": version,
               "release": slurm_json.slurm_release(squeue)}
     return assemble(now, nodes, partitions, running, pending, config, source, factors,
@@ -246,6 +251,48 @@ def finished_jobs(since: int, commands: SlurmCommands = SlurmCommands()) -> pd.D
              "gpus": -(-r["req_gres"].get("gpu", 0) // r["req_nodes"])}
             for r in slurm_json.sacct_records(doc) if r["start"] and r["end"] and r["submit"]]
     return pd.DataFrame(rows, columns=[*HISTORY_COLUMNS, EFFICIENCY, *ACCOUNTING_COLUMNS])
+
+
+def job_log(since: int, until: int, commands: SlurmCommands = SlurmCommands(),
+            now: int | None = None) -> JobLog:
+    """What slurmdbd holds of the jobs pending or running at any time between two epochs
+    (``sacct --json``, as they stand now), of the nodes out of service meanwhile
+    (``sacctmgr show event``) and of the changes to associations and QOS (``sacctmgr
+    list transactions``)."""
+    now = int(clock.time()) if now is None else now
+    doc = slurm_json.load(commands.run(
+        "sacct", "--json", "--allusers", "--allocations", "--starttime", _sacct_time(since),
+        "--endtime", _sacct_time(until)), "sacct --json")
+    rows = [log_row(r) for r in slurm_json.sacct_records(doc) if r["submit"]]
+    window = (f"Start={_sacct_time(since)}", f"End={_sacct_time(until)}")
+    events = slurm_accounting.parse_events(commands.run(
+        "sacctmgr", "--noheader", "--parsable2", "show", "event", "Event=Node", *window,
+        "format=" + ",".join(slurm_accounting.EVENT_FIELDS)))
+    changes = slurm_accounting.parse_transactions(commands.run(
+        "sacctmgr", "--noheader", "--parsable2", "list", "transactions", *window,
+        "format=" + ",".join(slurm_accounting.TRANSACTION_FIELDS)))
+    return JobLog(job_log_table(rows), read_at=now, events=events, source="sacct",
+                  changes=changes)
+
+
+def log_row(r: dict) -> dict:
+    """A sacct record (``slurm_json.sacct_records``) as a job log's row
+    (``advisor.model.JOB_LOG_COLUMNS``): its request, as the scheduler saw it (a 16-CPU
+    job given two nodes asked for one). A field a record made by an earlier advisor lacks
+    reads as unknown."""
+    cpus = r["req_cpus"] or r["alloc_cpus"]
+    nodes = r.get("req_nodes", 1)
+    return {"job_id": r["job_id"], "user": r["user"], "account": r.get("account", ""),
+            "qos": r.get("qos", ""), "partition": r["partition"], "submit": r["submit"],
+            "eligible": r["eligible"] or r["submit"], "start": r["start"], "end": r["end"],
+            "state": r["state"], "cpus": cpus, "nodes": nodes,
+            "node_list": ",".join(slurm_text.expand_hostlist(r.get("node_list", ""))),
+            "limit": r["limit"], "mem_per_node": r.get("mem_per_node", 0),
+            "mem_per_cpu": r.get("mem_per_cpu", 0),
+            "gpus": -(-r.get("req_gres", {}).get("gpu", 0) // max(nodes, 1)),
+            "billing": r.get("billing") or cpus, "features": r.get("features", ""),
+            "reservation": r.get("reservation", ""), "backfilled": r.get("backfilled", False),
+            "requeued": r.get("requeued", 0), "reason": r.get("reason", "")}
 
 
 def job_efficiency(record: dict) -> float:

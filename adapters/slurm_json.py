@@ -101,9 +101,14 @@ def _minutes(value) -> int | None:
     return None if minutes is None else int(minutes) * 60
 
 
+#: what Slurm stores in a time it has not set (NO_VAL, 0xfffffffe; INFINITE above it):
+#: 26.05's sacct prints it as the start of a job cancelled before it started
+NO_VAL = 0xfffffffe
+
+
 def _epoch(value) -> int | None:
     t = number(value)
-    return int(t) if t else None
+    return int(t) if t and int(t) < NO_VAL else None
 
 
 def job_cpus(raw: dict) -> int:
@@ -238,6 +243,7 @@ def sacct_records(doc: dict) -> list[dict]:
                     if x.get("type") == "gres" and x.get("name")}
         state = flags((raw.get("state") or {}).get("current"))
         required = raw.get("required") or {}
+        reservation = raw.get("reservation") or {}
         out.append({
             "job_id": int(number(raw["job_id"])), "user": raw.get("user") or "",
             "group": raw.get("group") or "", "account": raw.get("account") or "",
@@ -253,7 +259,13 @@ def sacct_records(doc: dict) -> list[dict]:
             "node_list": _node_list(raw.get("nodes")),
             "total_cpu": _cpu_seconds(t.get("total")),
             **_memory_asked(required, req), "req_nodes": max(req.get("node", 1), 1),
-            "req_gres": req_gres})
+            "req_gres": req_gres, "billing": int(alloc.get("billing") or 0),
+            "features": str(raw.get("constraints") or ""),
+            "reservation": str(reservation.get("name") or "")
+            if isinstance(reservation, dict) else "",
+            "backfilled": "STARTED_ON_BACKFILL" in flags(raw.get("flags")),
+            "requeued": int(number(raw.get("restart_cnt")) or 0),
+            "reason": str((raw.get("state") or {}).get("reason") or "")})
     return out
 
 

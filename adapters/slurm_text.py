@@ -7,6 +7,7 @@ Pure functions: text in, model objects out. A line that cannot be understood rai
 from __future__ import annotations
 
 import re
+import time
 
 from advisor.errors import BadInput
 from advisor.model import (SLURM_CONF, BackfillParameters, Node, Partition, SchedulingConfig,
@@ -201,13 +202,32 @@ def parse_config(text: str) -> SchedulingConfig:
         text = given.get(key.lower())
         if text is None or (_unset(text) and kind in ("text", "list", "tres")):
             continue                        # Slurm's default, as the model's
-        values[name] = _config_value(text, kind, f"{where}, {key}",
+        values[name] = config_value(text, kind, f"{where}, {key}",
                                      getattr(defaults, name))
     raw_sched = values.get("scheduler_parameters", {})
-    return SchedulingConfig(**values, backfill=backfill_parameters(raw_sched))
+    return SchedulingConfig(**values, backfill=backfill_parameters(raw_sched),
+                            booted=local_time(given.get("boot_time", "")))
 
 
-def _config_value(text: str, kind: str, where: str, default):
+def config_entry(text: str, key: str) -> str:
+    """One line's value of ``scontrol show config`` ("" when it has none)."""
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip().lower() == key.lower():
+            return "" if _unset(value.strip()) else value.strip()
+    return ""
+
+
+def local_time(text: str) -> int:
+    """A time as Slurm's commands print it (``2026-11-28T20:27:49``, this machine's
+    zone) in epoch seconds; 0 when it is not one."""
+    try:
+        return int(time.mktime(time.strptime(text.strip(), "%Y-%m-%dT%H:%M:%S")))
+    except ValueError:
+        return 0
+
+
+def config_value(text: str, kind: str, where: str, default):
     """A slurm.conf value as ``scontrol show config`` prints it, of a ``SLURM_CONF`` kind."""
     if kind == "int":
         return _int(text, where)

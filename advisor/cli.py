@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from advisor import cli_args, interrupts
+from advisor import cli_common
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json, _fd2_muted,
-                                _estimates, _exit_at_once, _progress, _shares,
+                                _estimates, _exit_at_once, _moment, _progress, _shares,
                                 _trace_input)
 from advisor.cli_plugins import Command, commands
 from advisor.errors import AdvisorError, BadInput
@@ -37,11 +38,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 EXIT_BUG, EXIT_CHANGE = 1, 10
-
-
-def _commands(args):
-    from advisor.adapters.slurm_cli import SlurmCommands
-    return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
 
 
 def _settings(args, **changes):
@@ -188,7 +184,7 @@ def _source(args):
     from advisor.sources import open_source
     policy = parse_policy(args.policy) if args.policy else None
     return open_source(args.source, policy, args.fair_share,
-                       _shares(args.fair_share, args.shares), _commands(args))
+                       _shares(args.fair_share, args.shares), cli_common._commands(args))
 
 
 def cmd_snapshot(args, out: Console) -> int:
@@ -221,7 +217,7 @@ def cmd_history(args, out: Console) -> int:
     now = int(time.time())
     since = _moment(args.since, now, ago=True)
     until = _moment(args.until, now) if args.until else None
-    workload = history(since, until, _commands(args), args.procs)
+    workload = history(since, until, cli_common._commands(args), args.procs)
     write_swf(workload, args.out)
     if args.json:
         _emit_json({**workload_dict(workload), "out": args.out, "since": since,
@@ -230,15 +226,6 @@ def cmd_history(args, out: Console) -> int:
         out.print(workload_caption(workload))
         out.print(f"written to {args.out}")
     return EXIT_OK
-
-
-def _moment(text: str, now: int, ago: bool = False) -> int:
-    """An epoch from a date in this machine's time zone (2026-11-01[T12:00]) or, with
-    ``ago``, a duration back (30d); both were checked when the line was parsed."""
-    from advisor.units import is_date, parse_date, parse_duration
-    if is_date(text):
-        return int(parse_date(text).timestamp())
-    return now - parse_duration(text)
 
 
 def cmd_recommend(args, out: Console) -> int:
@@ -277,8 +264,9 @@ def cmd_recommend(args, out: Console) -> int:
             step = "applied"
             if args.apply and change is not None:
                 from advisor.adapters.slurm_apply import apply_change
-                doc["applied"] = apply_change(change, snap, _commands(args), Path(
-                    args.include) if args.include else None).as_dict()
+                doc["applied"] = apply_change(
+                    change, snap, cli_common._commands(args),
+                    Path(args.include) if args.include else None).as_dict()
         except AdvisorError as e:   # the recommendation is still shown and recorded
             doc[step] = {"error": str(e)}
             failure = e

@@ -17,6 +17,21 @@ def _emit_json(doc: dict) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, default=list) + "\n")
 
 
+def _commands(args):
+    """How Slurm's commands are run: --slurm-bin and --slurm-timeout."""
+    from advisor.adapters.slurm_cli import SlurmCommands
+    return SlurmCommands(bin_dir=args.slurm_bin, timeout=args.slurm_timeout)
+
+
+def _moment(text: str, now: int, ago: bool = False) -> int:
+    """An epoch from a date in this machine's time zone (2026-11-01[T12:00]) or, with
+    ``ago``, a duration back (30d); both were checked when the line was parsed."""
+    from advisor.units import is_date, parse_date, parse_duration
+    if is_date(text):
+        return int(parse_date(text).timestamp())
+    return now - parse_duration(text)
+
+
 def _estimates(text: str):
     """The estimate model of --estimates (checked when the line was parsed)."""
     from advisor.engine import Estimates

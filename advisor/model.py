@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import re
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 from types import UnionType
@@ -27,6 +28,9 @@ import pandas as pd
 from advisor.site import (RESET_PERIODS, SLURM_CONF, TEST_CLUSTER_COST,  # noqa: F401
                           Accounting, Association, BackfillCost, BackfillParameters, Qos,
                           SchedulingConfig, tres_text, tres_weights)
+# a cluster's past as its accounting recorded it: part of the model, in its own module
+from advisor.joblog import (JOB_LOG_COLUMNS, STARTED_BY, JobLog, NodeEvent,  # noqa: F401
+                            job_log_table)
 # the Slurm releases the advisor reads and plays: part of the model, in their own module
 from advisor.releases import (RELEASES, RESTART_KEYS, SCHEMAS, Played,  # noqa: F401
                               Release, release_of, schema_release)
@@ -77,6 +81,19 @@ class TraceHeader:
     notes: tuple[str, ...] = ()
     fields: dict[str, str] = field(default_factory=dict)
     lines: tuple[str, ...] = ()
+
+    @property
+    def partition_names(self) -> dict[int, str]:
+        """The header's legend of partition numbers (``; Partition: 4  large``)."""
+        out: dict[int, str] = {}
+        for line in self.lines:
+            m = _PARTITION_LINE.match(line)
+            if m:
+                out.setdefault(int(m.group(1)), printable(m.group(2)))
+        return out
+
+
+_PARTITION_LINE = re.compile(r"^;\s*Partition:\s*(\d+)\s+(\S+)\s*$")
 
 
 @dataclass(frozen=True)

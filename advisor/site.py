@@ -4,7 +4,7 @@ keys that write it, ``SLURM_CONF``) and what slurmdbd holds that decides starts 
 associations and their usage, ``Accounting``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from advisor.errors import BadInput
 
@@ -122,6 +122,17 @@ class SchedulingConfig:
     #: not a key: slurmctld's host's local time, seconds east of UTC, at which the periods
     #: of PriorityUsageResetPeriod begin (midnight, Sunday, the first of the month)
     utc_offset: int = 0
+    #: not a key: when slurmctld last started (scontrol show config's BOOT_TIME), epoch;
+    #: 0 unknown
+    booted: int = 0
+
+    def measured_as(self, other: SchedulingConfig) -> SchedulingConfig:
+        """This configuration with what is read off a cluster, not written in slurm.conf,
+        taken from ``other`` (its release, the backfill cycle's cost, the host's zone,
+        slurmctld's start): a file's keys played on a live cluster."""
+        return replace(self, slurm_version=other.slurm_version,
+                       backfill_cost=other.backfill_cost, utc_offset=other.utc_offset,
+                       booted=other.booted)
 
     @property
     def memory_consumable(self) -> bool:

@@ -103,6 +103,10 @@ class SlurmInput:
     # each job's fair-share (0 where played), QOS and association factors in [0, 1], which
     # a candidate weighs with its own weights (``under_config``); None: all 0
     factors: np.ndarray | None = None
+    # the nodes each running job holds (``slurm_core.restore``): job j's are
+    # placed[place[0, j]:][:place[1, j]]; None: chosen by the rule of a start
+    place: np.ndarray | None = None
+    placed: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.jobs.shape[1])
@@ -128,7 +132,11 @@ def start_times(inp: SlurmInput, until: int | None = None) -> np.ndarray:
 
 
 def _simulate(inp: SlurmInput, cfg: np.ndarray):
-    start, resv = simulate_slurm(*kernel_arguments(inp, cfg))
+    place, placed = inp.place, inp.placed
+    if place is None or placed is None:
+        place, placed = np.zeros((2, len(inp)), np.int64), np.zeros(0, np.int64)
+    arguments = (*kernel_arguments(inp, cfg), place, placed)
+    start, resv = simulate_slurm(*arguments)
     if inp.timing is None:
         return start, resv
     return to_seconds(start, inp.timing), to_seconds(resv, inp.timing)
@@ -265,13 +273,15 @@ def policy_factors(job: Job, config: SchedulingConfig, accounting: Accounting,
 
 def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Sequence[Job] = (),
                 first_pass: bool = True, config: SchedulingConfig | None = None,
-                timing: Timing | None = LIVE, priorities: bool = True) -> SlurmInput:
+                timing: Timing | None = LIVE, priorities: bool = True,
+                keep_nodes: bool = False) -> SlurmInput:
     """The slurm core's input that continues from ``snapshot`` under ``config`` (default:
     the snapshot's). ``runtimes`` gives every job's actual runtime by id (running, pending
     and arriving); ``arrivals`` are jobs submitted after the snapshot. ``timing``: how its
     whole seconds are read (``slurm_timing``; None: as exact instants). ``priorities=False``
     leaves each record's static priority at 0, for a caller that sets it (``under_config``):
-    job by job, as sprio's rows are matched, it is most of this function's time."""
+    job by job, as sprio's rows are matched, it is most of this function's time.
+    ``keep_nodes``: each running job is restored on the nodes of its ``node_list``."""
     config = config or snapshot.config
     cluster = snapshot.machine
     node_cpus, part_nodes, tier, pmax, part_index = _machine(cluster)
@@ -340,12 +350,30 @@ def slurm_input(snapshot: Snapshot, runtimes: Mapping[int, int], arrivals: Seque
     # the decay thread's passes recompute the age factor as well as fair share (F7): a job
     # submitted since the last one keeps the priority it was given at submission
     cfg[C_CALC_PHASE] = snapshot.accounting.decay_ran or 0
-    return SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
-                      np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
-                      cfg, 0.0 if basic else float(config.priority_weight_age),
-                      float(max(config.priority_max_age, 1)),
-                      np.array([j.job_id for j in jobs], np.int64), timing, names,
-                      node_tres, job_tres, *limits, *tree, factors)
+    inp = SlurmInput(table, np.array(rec_job, np.int64), np.array(rec_part, np.int64),
+                     np.array(rec_static, np.float64), node_cpus, part_nodes, tier, pmax,
+                     cfg, 0.0 if basic else float(config.priority_weight_age),
+                     float(max(config.priority_max_age, 1)),
+                     np.array([j.job_id for j in jobs], np.int64), timing, names,
+                     node_tres, job_tres, *limits, *tree, factors)
+    if not keep_nodes:
+        return inp
+    place, placed = _placement(jobs, cluster)
+    return replace(inp, place=place, placed=placed)
+
+
+def _placement(jobs: Sequence[Job], cluster: Cluster) -> tuple[np.ndarray, np.ndarray]:
+    """(place, placed) of ``SlurmInput``: the nodes of each running job's node list that
+    the cluster has."""
+    index = {n.name: i for i, n in enumerate(cluster.nodes)}
+    place = np.zeros((2, len(jobs)), np.int64)
+    placed: list[int] = []
+    for i, job in enumerate(jobs):
+        if job.state == "RUNNING":
+            nodes = [index[n] for n in job.node_list if n in index]
+            place[:, i] = len(placed), len(nodes)
+            placed += nodes
+    return place, np.array(placed, np.int64)
 
 
 def workload_input(workload: Workload, config: SchedulingConfig,

@@ -59,7 +59,7 @@ from numba import njit
 from advisor.engine.core import NEVER, NO_RESUME
 from advisor.engine.slurm_backfill import STARTED, YIELDED, backfill
 from advisor.engine.slurm_fairshare import fair_tree
-from advisor.engine.node_bits import FULL
+from advisor.engine.node_bits import FULL, bit_off, set_range
 from advisor.engine.slurm_layout import (C_BF_CONTINUE, C_BF_YIELD_SLEEP, C_FIRST_PASS,
                                          C_TICK_US, C_UNTIL, CPUS, FIXED, REC0, SUBMIT)
 from advisor.engine.slurm_nodes import select_nodes
@@ -74,12 +74,13 @@ from advisor.engine.structures import heap_pop
 
 
 @njit(cache=True)
-def restore(st):
-    """A snapshot's state at t0: its running jobs started, in start order, on nodes chosen
-    by the rule of a start (a snapshot from a trace has no node list; a live one's is not
-    used yet), its pending jobs queued with their priorities at t0; fair share's factors
-    those slurmctld uses now until the first recalculation. Returns the next job to
-    arrive."""
+def restore(st, place, placed):
+    """A snapshot's state at t0: its running jobs started, in start order, on the nodes
+    they hold where ``place`` gives them (job j's are ``placed[place[0, j]:][:place[1,
+    j]]``; a count of 0: none given) and the job fits there, else on nodes chosen by the
+    rule of a start; its pending jobs queued with their priorities at t0; fair share's
+    factors those slurmctld uses now until the first recalculation. Returns the next job
+    to arrive."""
     jobs, t0, n = st.jobs, st.t0, st.n
     if st.fs_on:
         st.fs_last[0] = t0 if t0 != NO_RESUME else (jobs[SUBMIT, 0] if n else 0)
@@ -95,8 +96,16 @@ def restore(st):
         if jobs[FIXED, j] < 0 or jobs[SUBMIT, j] > t0:
             continue
         p = st.rec_part[jobs[REC0, j]]
+        k = 0
+        if place[1, j] > 0:   # only its own nodes: every other excluded
+            st.excl[:] = 0
+            set_range(st.excl, 0, st.nn)
+            for i in range(place[0, j], place[0, j] + place[1, j]):
+                bit_off(st.excl, placed[i])
+            k = pick(st, j, p, st.node_free, st.free_bits, False, st.tres_free)
         st.excl[:] = 0
-        k = pick(st, j, p, st.node_free, st.free_bits, False, st.tres_free)
+        if k == 0:
+            k = pick(st, j, p, st.node_free, st.free_bits, False, st.tres_free)
         if k == 0:
             k = select_nodes(jobs[CPUS, j], 0, False, st.everywhere, st.excl,
                              st.node_free, st.free_bits, st.unit, False, False,
@@ -145,8 +154,9 @@ def backfill_step(st, t, bf_next):
 @njit(cache=True)
 def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, part_tier,
                    part_max, cfg, w_age, max_age, node_tres, job_tres, lim_cap, job_lim,
-                   job_use, fs_tree, fs_children, fs_values, job_assoc):
-    """Returns (start time of each job, its first backfill reservation or -1). With
+                   job_use, fs_tree, fs_children, fs_values, job_assoc, place, placed):
+    """Returns (start time of each job, its first backfill reservation or -1); the
+    running jobs restored on the nodes ``place`` and ``placed`` give (``restore``). With
     cfg[C_STARTS_ONLY] the second is left incomplete: a backfill cycle in which no pending
     record fits in its partition's free CPUs is skipped, as it can start nothing. The run
     ends after instant cfg[C_UNTIL] (NEVER: when every job has started); a job not
@@ -156,7 +166,7 @@ def simulate_slurm(jobs, rec_job, rec_part, rec_static, node_cpus, part_nodes, p
                            lim_cap, job_lim, job_use, fs_tree, fs_children, fs_values,
                            job_assoc)
     st = view_of(state)  # (``arrays`` and ``state`` outlive it: the return reads them)
-    nxt = restore(st)
+    nxt = restore(st, place, placed)
     n, t0, sc, ht = st.n, st.t0, st.sc, st.ht
     calc, phase, sched_interval, bf_interval = st.calc, st.phase, st.sched_interval, \
         st.bf_interval

@@ -68,6 +68,19 @@ def build(accounting: Accounting, jobs: Sequence[Job]):
             first.copy(), counts.copy(), job_assoc)
 
 
+def fair_tree_factors(accounting: Accounting) -> dict[tuple[str, str], float]:
+    """Each user association's Fair Tree factor from its usage now, by (account, user):
+    what slurmctld's decay thread gives it at a pass."""
+    assocs = accounting.associations
+    order, parent, shares, is_user, children, first, counts, _ = _tree(
+        tuple((a.account, a.user, a.parent, a.shares) for a in assocs))
+    usage = np.array([assocs[old].raw_usage for old in order], np.float64)
+    lf, factor = np.zeros(len(order)), np.zeros(len(order))
+    fair_tree(parent, shares, is_user, usage, children.copy(), first, counts, lf, factor)
+    return {(assocs[old].account, assocs[old].user): float(factor[new])
+            for new, old in enumerate(order) if assocs[old].user}
+
+
 @lru_cache(maxsize=8)
 def _tree(assocs: tuple[tuple[str, str, str, int], ...]):
     """``build``'s tree of (account, user, parent, shares) associations, which is the same

@@ -17,6 +17,10 @@ the later releases' plays below it. With the earlier whole-second reading, five 
 load 1.0 on two cluster starts gave 100% each (the textbook mode 80-100%), and on a loaded
 CI machine one play reached 85% (the textbook mode 100%), so the floor must hold in one of
 three plays; each is printed.
+
+The play with GPUs, memory and limits is also read back by ``advisor check`` from sacct
+alone (tests/integration/test_site_check.py), the state rebuilt 30 s into it, and that
+figure must meet the same floor in one of the plays (issue 59, item 5).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from advisor.adapters.swf import resolve_trace
 from advisor.engine.slurm_fairshare import played as fairshare_played
 from advisor.studies.validate import CONFIGURATIONS, evaluate, scaled_jobs, with_resources
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES
+from tests.integration.test_site_check import INTO, site_check
 
 FLOOR = 0.90
 #: a play below the floor is played again: one divergent backfill decision (a sub-second
@@ -38,14 +43,19 @@ FLOOR = 0.90
 PLAYS = 3
 
 
-def meets_the_floor(clean_queue, name: str, jobs, label: str, check=None) -> None:
+def meets_the_floor(clean_queue, name: str, jobs, label: str, check=None,
+                    site_check: bool = False) -> None:
     """Play ``jobs`` on the cluster under ``CONFIGURATIONS[name]``, up to PLAYS times until
-    the slurm mode meets the floor; ``check(snapshot, records)`` asserts on each play."""
+    the slurm mode meets the floor; ``check(snapshot, records)`` asserts on each play. With
+    ``site_check``, ``advisor check`` reads each play back from sacct alone, from INTO s
+    into it (the state rebuilt then), and must meet the floor too."""
     settings, _, textbook = CONFIGURATIONS[name]
-    outs = []
+    outs, checks = [], []
     for _ in range(PLAYS):
         with clean_queue.reconfigured(**settings):
             snapshot, records = play(jobs, SlurmCommands(), timeout=900)
+            if site_check:
+                checks.append(site_check_of(clean_queue, records))
         assert len(records) == len(jobs)
         if check is not None:
             check(snapshot, records)
@@ -53,9 +63,22 @@ def meets_the_floor(clean_queue, name: str, jobs, label: str, check=None) -> Non
         print(f"\nsim-to-real {label}, {len(jobs)} jobs: slurm {out['slurm']}, "
               f"textbook {out['textbook']}")
         outs.append(out)
-        if out["slurm"]["within"] >= FLOOR:
+        if out["slurm"]["within"] >= FLOOR and (not checks or checks[-1] >= FLOOR):
             break
-    assert outs[-1]["slurm"]["within"] >= FLOOR, [o["table"] for o in outs]
+    assert max(o["slurm"]["within"] for o in outs) >= FLOOR, [o["table"] for o in outs]
+    assert not checks or max(checks) >= FLOOR, checks
+
+
+def site_check_of(cluster, records) -> float:
+    """``advisor check`` of a play from INTO s into it to its last submission: the share
+    within the tolerance."""
+    first = min(r["submit"] for r in records)
+    doc = site_check(cluster, first + INTO, max(r["submit"] for r in records) + 1)
+    print(f"\nsite check from {INTO} s into the play: {doc['within']:.1%} of {doc['jobs']} "
+          f"jobs within {doc['tolerance_s']} s, {doc['within_minute']:.1%} within a "
+          f"minute, mean error {doc['mean_error_s']:.1f} s; {doc['findings']}")
+    assert doc["tolerance_s"] == 2 and doc["jobs"] >= 20
+    return doc["within"]
 
 
 def window(partitions, load: float):
@@ -95,7 +118,7 @@ def test_slurm_mode_predicts_real_starts_with_gpus_memory_and_limits(clean_queue
                    for q in snapshot.accounting.qos)
 
     meets_the_floor(clean_queue, "fcfs-easy", jobs, "fcfs-easy with GPUs, memory and limits",
-                    check)
+                    check, site_check=True)
 
 
 def test_the_snapshot_holds_the_fair_share_state(clean_queue):

@@ -1,0 +1,131 @@
+"""``advisor check``: how faithfully the simulation reproduces this site, from its own past.
+
+A live cluster's window comes from slurmdbd (sacct, sacctmgr) and plays on the machine,
+configuration and accounting in effect now (or a slurm.conf file's); a trace of a
+Slurm-run site plays on the slurm.conf file given. The work is the library's
+(``advisor.whatif.sitecheck``); this module reads, calls and prints.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+from advisor.cli_args import _slurm_options
+from advisor.cli_plugins import (EXIT_OK, Command, check_output, compile_notice, duration,
+                                 emit_json, progress)
+from advisor.cli_types import count
+from advisor.errors import BadInput
+from advisor.units import check_since
+
+
+def _moment_text(text: str) -> str:
+    """A date or a duration (checked here; placed on the clock by the command)."""
+    try:
+        check_since(text)
+    except BadInput as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", nargs="?", help="an SWF trace of a Slurm-run site (.swf or "
+                   ".swf.gz) checked against its logged starts, with --conf; default: the "
+                   "live cluster's accounting (sacct)")
+    p.add_argument("--conf", metavar="FILE", help="a slurm.conf: the nodes, partitions "
+                   "and scheduling keys to play (a trace needs one; a live cluster plays "
+                   "the configuration in effect unless given one)")
+    p.add_argument("--since", type=_moment_text, metavar="WHEN", help="where the window "
+                   "begins: live, how far back (1d, 12h) or a local date (2026-11-01T08:00; "
+                   "default 1d); a trace, a time since its start (40d) or a date in its "
+                   "zone (default: its first submission)")
+    p.add_argument("--until", type=_moment_text, metavar="WHEN", help="where it ends, "
+                   "read as --since (default: now; a trace, a day after --since)")
+    p.add_argument("--span", type=duration(60), default=6 * 3600, metavar="DURATION",
+                   help="each replay's window: the state is rebuilt at its start (default "
+                   "6h)")
+    p.add_argument("--top", type=count(1), default=10, help="the jobs furthest off shown "
+                   "(default 10)")
+    p.add_argument("--jobs-out", metavar="FILE", help="every judged job, its real and "
+                   "simulated start (.csv, or .parquet with pyarrow)")
+    _slurm_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def run_check(args, out) -> int:
+    from advisor.adapters.files import write_table
+    from advisor.views.sitecheck import sitecheck_view
+    from advisor.whatif.sitecheck import check_site
+    if args.jobs_out:
+        check_output(args.jobs_out)
+    if args.trace and not args.conf:
+        raise BadInput("a trace is checked against the configuration that ran it: give "
+                       "its slurm.conf with --conf FILE (its NodeName and PartitionName "
+                       "lines and scheduling keys)")
+    inputs = _trace_inputs(args) if args.trace else _live_inputs(args)
+    compile_notice(("slurm",), [])
+    with progress("replaying") as on_progress:
+        check = check_site(**inputs, span=args.span, on_progress=on_progress)
+    if args.jobs_out:
+        write_table(check.table, args.jobs_out)
+    doc = check.as_dict(args.top)
+    if args.json:
+        emit_json(doc)
+    else:
+        out.print(sitecheck_view(doc))
+    return EXIT_OK
+
+
+def _trace_inputs(args) -> dict:
+    from advisor.adapters.slurm_conf import read_slurm_conf
+    from advisor.adapters.swf import read_swf, resolve_trace
+    from advisor.model import Accounting
+    from advisor.units import parse_duration, parse_moment
+    from advisor.whatif.past_state import trace_job_log
+    from advisor.whatif.trace_accounts import with_accounts
+    cluster, config = read_slurm_conf(args.conf)
+    workload = read_swf(resolve_trace(args.trace))
+    log = trace_job_log(workload)
+    t0 = workload.header.unix_start_time or 0
+    first = int(log.jobs["submit"].min())
+    since = t0 + parse_moment(args.since, workload.header) if args.since else first
+    until = t0 + parse_moment(args.until, workload.header) if args.until else \
+        since + parse_duration("1d")
+    if until <= since:
+        raise BadInput("--until must come after --since")
+    accounting = Accounting()
+    if config.priority_weight_fairshare > 0:
+        accounting = with_accounts(workload).accounts or Accounting()
+        log = replace(log, notes=log.notes + (
+            "fair share between the trace's groups, each an account of equal shares",))
+    return dict(log=log, cluster=cluster, config=config, accounting=accounting,
+                since=since, until=until)
+
+
+def _live_inputs(args) -> dict:
+    from advisor import cli_common
+    from advisor.adapters import slurm_cli
+    from advisor.adapters.slurm_conf import read_slurm_conf
+    from advisor.cli_common import _moment
+    commands = cli_common._commands(args)
+    now = int(time.time())
+    since = _moment(args.since or "1d", now, ago=True)
+    until = _moment(args.until, now, ago=True) if args.until else now
+    if until <= since:
+        raise BadInput("--until must come after --since")
+    snap = slurm_cli.snapshot(commands)
+    log = replace(slurm_cli.job_log(since, until, commands, now),
+                  source=f"cluster {snap.machine.name or '(unnamed)'} (sacct)")
+    cluster, config = snap.machine, snap.config
+    if args.conf:
+        cluster, config = read_slurm_conf(args.conf, name=cluster.name)
+        config = config.measured_as(snap.config)
+    return dict(log=log, cluster=cluster, config=config, accounting=snap.accounting,
+                since=since, until=until, decay_ran=snap.accounting.decay_ran,
+                usage_known_at=snap.time)
+
+
+CHECK = Command(
+    "check", "how faithfully the simulation reproduces this site: its own past replayed "
+    "from the state rebuilt at a moment, each job's simulated start against its real one",
+    "advisor check --since 1d --span 6h", check_arguments, run_check)
