@@ -14,6 +14,7 @@ line overrides both. Flat keys, each the option of the same name, e.g.::
     ray_address = "auto"
     slurm_bin = "/usr/bin"
     slurm_timeout = 60
+    fidelity_floor = 0.6
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ SYSTEM_CONFIG = Path("/etc/slurm-policy-advisor/advisor.toml")
 #: the keys a file may set: the options of the same name (dashes as underscores), whose
 #: values are checked as the command line checks them
 KEYS = ("objective", "risk", "reference", "dwell", "replace_site_policy", "share_slack",
-        "lua_margin", "store", "executor", "ray_address", "slurm_bin", "slurm_timeout")
+        "lua_margin", "site_check", "fidelity_floor", "store", "executor", "ray_address",
+        "slurm_bin", "slurm_timeout")
 
 
 class Defaults(NamedTuple):

@@ -11,7 +11,7 @@ name the problem and its fix.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -19,7 +19,7 @@ from advisor.adapters import slurm_cli, slurm_pyslurm
 from advisor.adapters.swf import read_swf
 from advisor.cleaning import CleaningOptions
 from advisor.errors import BadInput, SourceUnavailable
-from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload
+from advisor.model import SECONDS_PER_WEEK, JobLog, Snapshot, Workload
 from advisor.adapters.swf import resolve_trace
 
 SPECS = "slurm, slurm:cli, slurm:pyslurm, swf:TRACE@TIME or snapshot:FILE"
@@ -45,6 +45,11 @@ class LiveCluster:
 
     def snapshot(self) -> Snapshot:
         return self.read
+
+    def job_log(self, since: int, until: int) -> JobLog:
+        """What slurmdbd holds of the jobs between two epochs (``slurm_cli.job_log``)."""
+        return replace(slurm_cli.job_log(since, until, self.commands),
+                       source=f"cluster {self.read.machine.name or '(unnamed)'} (sacct)")
 
     def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
         """The jobs that finished in the ``weeks`` before ``snapshot`` (sacct)."""

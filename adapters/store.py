@@ -1,8 +1,11 @@
 """The history of recommendations, in SQLite, and the lock that keeps runs from overlapping.
 
-One table, ``runs``: when, from which source, what was recommended (the spec, or none),
-the exit code, and the whole JSON document (evidence included). The default database is
-``$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite`` (``~/.local/state/...``).
+Table ``runs``: when, from which source, what was recommended (the spec, or none), the
+exit code, and the whole JSON document (evidence included). Table ``site_checks``: the
+site checks made before recommendations (``advisor check`` on the day before), by source
+and by the window, machine and configuration they checked, so that a day's runs check
+once. The default database is ``$XDG_STATE_HOME/slurm-policy-advisor/advisor.sqlite``
+(``~/.local/state/...``).
 """
 from __future__ import annotations
 
@@ -26,7 +29,19 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
     label TEXT,
     exit_code INTEGER NOT NULL,
     doc TEXT NOT NULL              -- the run's JSON document
+);
+CREATE TABLE IF NOT EXISTS site_checks (
+    source TEXT NOT NULL,
+    key TEXT NOT NULL,             -- the window, machine and configuration checked
+    at INTEGER NOT NULL,           -- epoch seconds of the check
+    doc TEXT NOT NULL,             -- its summary (advisor.whatif.sitecheck)
+    PRIMARY KEY (source, key)
 )"""
+
+
+#: site checks kept per source (a day's windows: one a day, more when the
+#: configuration changes within one)
+KEPT_CHECKS = 30
 
 
 def default_path() -> Path:
@@ -45,7 +60,7 @@ class Store:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path)
-            self.db.execute(SCHEMA)
+            self.db.executescript(SCHEMA)
             self.db.commit()
         except (OSError, sqlite3.Error) as e:
             raise SourceUnavailable(f"store {self.path}: {e} (pass --store PATH to a "
@@ -77,10 +92,28 @@ class Store:
         row = self.db.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
         return (row[0], int(row[1])) if row else None
 
+    def site_check(self, source: str, key: str) -> dict | None:
+        """The site check made for ``source`` under ``key``, or None."""
+        row = self.db.execute("SELECT doc FROM site_checks WHERE source = ? AND key = ?",
+                              (source, key)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def save_site_check(self, source: str, key: str, doc: dict,
+                        now: int | None = None) -> None:
+        """Keep a site check; a source keeps its last ``KEPT_CHECKS``."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO site_checks (source, key, at, doc) "
+                            "VALUES (?, ?, ?, ?)", (source, key, int(
+                                now if now is not None else time.time()), json.dumps(doc)))
+            self.db.execute("DELETE FROM site_checks WHERE source = ? AND key NOT IN (SELECT "
+                            "key FROM site_checks WHERE source = ? ORDER BY at DESC LIMIT ?)",
+                            (source, source, KEPT_CHECKS))
+
     def runs(self, limit: int = 20) -> list[dict]:
         """The last ``limit`` runs, newest first, with the figures a history shows: the
-        queue's bounded slowdown, the chosen candidate's gain, and whether --apply ran
-        ("yes", "failed", or None)."""
+        queue's bounded slowdown, the chosen candidate's gain, the site check's share
+        within its tolerance (None: no check), and whether --apply ran ("yes", "failed",
+        or None)."""
         rows = self.db.execute(
             "SELECT id, at, source, snapshot_time, change, spec, label, exit_code, doc FROM "
             "runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
@@ -91,8 +124,10 @@ class Store:
             chosen = next((c for c in doc.get("candidates", [])
                            if r[4] and c.get("spec") == r[5]), None)
             applied = doc.get("applied")
+            site = doc.get("site_check") or {}
             out.append({**dict(zip(keys, r)), "queue_bsld": doc.get("queue_bsld"),
                         "gain": chosen.get("gain") if chosen else None,
+                        "site": site.get("within") if site.get("jobs") else None,
                         "applied": None if applied is None else
                         ("failed" if "error" in applied else "yes")})
         return out

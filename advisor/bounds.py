@@ -17,3 +17,6 @@ MAX_CANDIDATES = 1000
 #: a queue at least this long is long: families whose simulations cost seconds there (as
 #: conservative backfilling's, which re-plans every job) propose nothing
 LONG_QUEUE = 1000
+#: the site's own past a recommendation replays first (``advisor check``): a week (its
+#: replays rebuild the state every few hours; more is a study, ``advisor check`` itself)
+MAX_SITE_CHECK = 7 * 86400

@@ -104,23 +104,22 @@ def _trace_inputs(args) -> dict:
 
 def _live_inputs(args) -> dict:
     from advisor import cli_common
-    from advisor.adapters import slurm_cli
     from advisor.adapters.slurm_conf import read_slurm_conf
+    from advisor.adapters.sources import SourceOptions, read_source
     from advisor.cli_common import _moment
-    commands = cli_common._commands(args)
     now = int(time.time())
     since = _moment(args.since or "1d", now, ago=True)
     until = _moment(args.until, now, ago=True) if args.until else now
     if until <= since:
         raise BadInput("--until must come after --since")
-    snap = slurm_cli.snapshot(commands)
-    log = replace(slurm_cli.job_log(since, until, commands, now),
-                  source=f"cluster {snap.machine.name or '(unnamed)'} (sacct)")
-    cluster, config = snap.machine, snap.config
+    cluster = read_source("slurm", SourceOptions(commands=cli_common._commands(args)))
+    snap = cluster.snapshot()
+    log = cluster.job_log(since, until)
+    machine, config = snap.machine, snap.config
     if args.conf:
-        cluster, config = read_slurm_conf(args.conf, name=cluster.name)
+        machine, config = read_slurm_conf(args.conf, name=machine.name)
         config = config.measured_as(snap.config)
-    return dict(log=log, cluster=cluster, config=config, accounting=snap.accounting,
+    return dict(log=log, cluster=machine, config=config, accounting=snap.accounting,
                 since=since, until=until, decay_ran=snap.accounting.decay_ran,
                 usage_known_at=snap.time)
 

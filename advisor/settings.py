@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from advisor.bounds import (LONG_QUEUE, MAX_CANDIDATES, MAX_HISTORY_WEEKS, MAX_HORIZON,
-                            MAX_SAMPLES)
+                            MAX_SAMPLES, MAX_SITE_CHECK)
 from advisor.errors import BadInput
 
 if TYPE_CHECKING:   # (above the plugins: they never import settings)
@@ -120,6 +120,17 @@ class Settings:
         "received away from their normalized shares) may exceed the reference's by this, "
         "0 to 1 (default {default}); each account's mean wait may grow to --risk times "
         "its own", "number", 0, 1)
+
+    #: the site's own past replayed first (``advisor check``), and the trust it must earn
+    site_check: int = option(
+        86400, "replay this much of a live cluster's own past before deciding (advisor "
+        "check: its accounting, the state rebuilt every 6 h) and say how faithfully the "
+        "simulation reproduced it (default {default}; 0: no check; at most {high})",
+        "duration", 0, MAX_SITE_CHECK)
+    fidelity_floor: float = option(
+        0.5, "recommend no change while that check starts fewer than this share of the "
+        "site's jobs within max(2 s, bf_interval) of their real start, 0 to 1 (default "
+        "{default}; 0: trust it whatever it finds)", "number", 0, 1)
 
     def __post_init__(self):
         self.check()     # a Settings is checked once, when made: none exists out of bounds

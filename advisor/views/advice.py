@@ -70,6 +70,8 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
         accounts = accounts_table(doc)
         if accounts is not None:
             parts.append(accounts)
+    if doc.get("site_check"):
+        parts.append(site_line(doc["site_check"], doc["settings"].get("fidelity_floor", 0)))
     if doc.get("left_out"):
         parts.append(Text(doc["left_out"], style="dim"))
     if doc.get("unplayed_note"):
@@ -87,6 +89,19 @@ def recommendation_view(doc: dict, top: int = 12) -> Group:
     if "applied" in doc:
         parts.append(applied_view(doc["applied"]))
     return Group(*parts)
+
+
+def site_line(site: dict, floor: float) -> Text:
+    """How faithfully the simulation reproduced this site the day before, beside the
+    candidates' fidelity (``advisor.whatif.sitecheck``); in yellow below ``floor``."""
+    if not site["jobs"]:
+        return Text("fidelity on this site: no job of the day before to judge (advisor "
+                    "check)", style="yellow")
+    low = site["within"] < floor
+    return Text(f"fidelity on this site: the simulation started {site['within']:.1%} of "
+                f"the {site['jobs']} jobs of the day before within {site['tolerance_s']} s "
+                f"of their real start, {site['within_minute']:.1%} within a minute "
+                "(advisor check)", style="yellow" if low else "dim")
 
 
 def floor_line(doc: dict) -> str:
@@ -320,10 +335,11 @@ def applied_view(applied: dict) -> Text:
 
 def history_view(runs: list[dict]) -> FitTable:
     table = FitTable("Past recommendations (newest first; when: this machine's time; gain "
-                     "> 0: better)",
+                     "> 0: better; site: the share of the day before's jobs the simulation "
+                     "started on time, advisor check)",
                      [Col("run"), Col("when", justify="left"), Col("source", figure=False),
                       Col("queue bsld"), Col("decision", figure=False), Col("gain"),
-                      Col("applied", justify="left"), Col("exit")])
+                      Col("site"), Col("applied", justify="left"), Col("exit")])
     for r in runs:
         when = datetime.fromtimestamp(r["at"]).strftime("%Y-%m-%d %H:%M")
         applied = r.get("applied")
@@ -331,6 +347,7 @@ def history_view(runs: list[dict]) -> FitTable:
                       "-" if r.get("queue_bsld") is None else f"{r['queue_bsld']:.2f}",
                       r["label"] if r["change"] else "keep",
                       "-" if r.get("gain") is None else f"{r['gain']:+.1%}",
+                      "-" if r.get("site") is None else f"{r['site']:.0%}",
                       applied or "-",
                       str(r["exit_code"]))
     return table

@@ -10,6 +10,7 @@ recording the run are the caller's.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
@@ -18,10 +19,13 @@ import pandas as pd
 
 from advisor.engine import Estimates
 from advisor.errors import BadInput
-from advisor.model import SECONDS_PER_WEEK, Snapshot, Workload, empty_history, release_of
+from advisor.model import (SECONDS_PER_WEEK, JobLog, SchedulingConfig, Snapshot, Workload,
+                           empty_history, release_of)
 from advisor.plugins.spec import Policy
 from advisor.settings import Settings
+from advisor.whatif.decision import distrusted
 from advisor.whatif.recommend import Recommendation, recommend
+from advisor.whatif.sitecheck import SPAN, check_site
 from advisor.whatif.runner import Executor
 from advisor.whatif.slurmconf import SlurmChange, change_for
 from advisor.whatif.snapshot import check_moment, trace_history, trace_snapshot
@@ -44,6 +48,10 @@ class Source(Protocol):
 
     def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
         """The jobs that finished in the ``weeks`` before ``snapshot``."""
+
+    # and, where the source keeps accounting, the check of the days before reads
+    # ``job_log(since, until) -> JobLog | None``: its jobs of that window as it recorded
+    # them (``advisor.model.JobLog``)
 
 
 @dataclass(frozen=True)
@@ -81,10 +89,14 @@ class StaticSource:
     name: str
     read: Snapshot
     past: pd.DataFrame | None = None    # finished jobs, ``HISTORY_COLUMNS`` (None: none)
+    log: JobLog | None = None           # its accounting of the days before (a site check)
     live = False
 
     def snapshot(self) -> Snapshot:
         return self.read
+
+    def job_log(self, since: int, until: int) -> JobLog | None:
+        return self.log
 
     def history(self, snapshot: Snapshot, weeks: int) -> pd.DataFrame:
         if self.past is None:
@@ -106,6 +118,7 @@ class Advice:
     recommendation: Recommendation
     change: SlurmChange | None        # what Slurm is told, when a change is recommended
     history_note: str = ""            # ``fit_history``: less history than asked
+    site_check: dict | None = None    # ``site_check``: the site's own past, replayed
 
     @property
     def release_note(self) -> str:
@@ -116,7 +129,8 @@ class Advice:
         """The recommendation, and the change in Slurm's words (None: keep)."""
         return {**self.recommendation.as_dict(),
                 "change_detail": self.change.as_dict() if self.change else None,
-                "history_note": self.history_note, "release_note": self.release_note}
+                "history_note": self.history_note, "release_note": self.release_note,
+                "site_check": self.site_check}
 
 
 def advise(source: Source, settings: Settings = Settings(), executor: Executor | None = None,
@@ -129,11 +143,57 @@ def advise(source: Source, settings: Settings = Settings(), executor: Executor |
     check_queue(snap)
     history = source.history(snap, settings.history_weeks)
     settings, note = fit_history(settings, history, snap.time)
+    site = site_check(source, snap, settings, store)
     previous, since = (store.last_change(source.name) if store else None) or (None, None)
     rec = recommend(snap, history, settings, executor, previous, on_progress,
                     in_effect_since=since)
+    refused = distrusted(site, settings.fidelity_floor)
+    if refused and rec.change:
+        rec = replace(rec, chosen=0, reason=f"{refused}; on its simulation alone it would "
+                      f"recommend {rec.candidates[rec.chosen].label} ({rec.reason})")
     change = change_for(rec.candidates[rec.chosen], snap) if rec.change else None
-    return Advice(snap, rec, change, note)
+    return Advice(snap, rec, change, note, site)
+
+
+def site_check(source: Source, snapshot: Snapshot, settings: Settings,
+               store: object | None = None) -> dict | None:
+    """How faithfully the simulation reproduced the site over ``settings.site_check``
+    before the snapshot's day began (local midnight: ``advisor.whatif.sitecheck``), the
+    check's summary; None where the check is off or the source keeps no accounting (no
+    ``job_log``: a trace replayed to a moment is its own simulation). A store that keeps
+    checks (``site_check``, ``save_site_check``) keeps it by the window, the machine and
+    the configuration checked: a day's runs check once, again when either changes."""
+    read = getattr(source, "job_log", None)
+    if not settings.site_check or read is None:
+        return None
+    local = snapshot.time + snapshot.config.utc_offset
+    until = snapshot.time - local % 86400
+    since = until - settings.site_check
+    key = check_key(snapshot, since, until)
+    cached = getattr(store, "site_check", None)
+    found = cached(source.name, key) if cached else None
+    if found is not None:
+        return found
+    log = read(since, snapshot.time)
+    if log is None:
+        return None
+    done = check_site(log, snapshot.machine, snapshot.config, snapshot.accounting, since,
+                      until, SPAN, decay_ran=snapshot.accounting.decay_ran,
+                      usage_known_at=snapshot.time).summary()
+    keep = getattr(store, "save_site_check", None)
+    if keep:
+        keep(source.name, key, done)
+    return done
+
+
+def check_key(snapshot: Snapshot, since: int, until: int) -> str:
+    """What a site check depends on besides the jobs: its window, the machine's nodes
+    and partitions, and the configuration's keys (not what is measured anew each run)."""
+    config = replace(snapshot.config.measured_as(SchedulingConfig()), utc_offset=0)
+    text = repr((since, until, snapshot.machine.partitions,
+                 [(n.name, n.cpus, n.memory, n.gres) for n in snapshot.machine.nodes],
+                 config))
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 #: pending jobs a snapshot may hold: a simulation's cost grows faster than the queue, and a

@@ -13,7 +13,9 @@
 * then, in order: ``replaces_over_limit`` (the configuration in effect over a limit is
   replaced by the best within them), ``no_winner``, ``kept_by_hysteresis`` (the last
   recommendation stays unless beaten by ``min_gain``), ``held_by_dwell`` (within the
-  minimum dwell only an overwhelming win changes anything), else the best winner.
+  minimum dwell only an overwhelming win changes anything), else the best winner;
+* ``distrusted``, over all of them: no change on a site whose own past the simulation
+  did not reproduce (its check below ``fidelity_floor``).
 
 The evidence and the limits are ``advisor.whatif.evidence``'s; the rules return what they
 found (a ``Decision``), which ``advisor.whatif.reasons`` puts in words and JSON rows.
@@ -31,7 +33,7 @@ from advisor.whatif.past import PastReplay
 from advisor.whatif.reasons import decision_rules, reason, table
 
 __all__ = ["AGREE", "OVERWHELMING", "RISK_LIMITS", "Decision", "Evidence", "Limits",
-           "decide", "decision_rules", "held_by_dwell", "kept_by_hysteresis",
+           "decide", "decision_rules", "distrusted", "held_by_dwell", "kept_by_hysteresis",
            "picked_by_rolling", "reason", "replaces_over_limit", "risk_breaks",
            "tells_apart", "weigh", "wins_on_futures", "wins_on_past"]
 
@@ -120,6 +122,19 @@ def prefers_knob(ev: Evidence, candidates, ok: np.ndarray, best: int,
         return best
     ranks = score(ev)
     return best if ranks[best] - ranks[knob] >= settings.lua_margin else knob
+
+
+def distrusted(site: dict | None, floor: float) -> str | None:
+    """Why no change can be recommended on a site the simulation does not reproduce: its
+    check (``advisor.whatif.sitecheck``, the day before) started fewer than ``floor`` of
+    its jobs within the tolerance; None when it did, or when there is no check (a trace,
+    a snapshot) or no job to judge."""
+    if site is None or not site["jobs"] or site["within"] >= floor:
+        return None
+    return (f"the simulation started only {site['within']:.0%} of this site's "
+            f"{site['jobs']} jobs of the day before within {site['tolerance_s']} s of their "
+            f"real start (advisor check; the floor is {floor:.0%}): the advisor does not "
+            "trust its simulation of this site enough to recommend a change")
 
 
 def decide(candidates: list[Candidate], results: np.ndarray, settings: Settings,

@@ -254,9 +254,10 @@ def _charged(log: JobLog, accounting: Accounting, begin: int, end: int,
 
 
 # ------------------------------------------------------------------ a trace as a log
-def trace_job_log(workload: Workload) -> JobLog:
+def trace_job_log(workload: Workload, epoch: bool = True) -> JobLog:
     """A trace as the job log of the site that ran it: times on the epoch of its
-    UnixStartTime (0 without), partitions by the names of its header's legend, groups as
+    UnixStartTime (0 without; ``epoch=False``: on its own clock, as a trace's snapshots
+    are), partitions by the names of its header's legend, groups as
     accounts (``g12``). A job that ran no second and was cancelled, or had no
     processor, never started: the SWF converters log a job cancelled while it waited so,
     with its wait up to the cancel (14,715 of CEA-Curie's 17,471 cancelled jobs ran 0 s,
@@ -269,7 +270,7 @@ def trace_job_log(workload: Workload) -> JobLog:
                        f"the wait, is -1 for all {len(jobs)} jobs): there is nothing to "
                        "compare a simulation with; take a log that has them")
     jobs = jobs[logged]
-    t0 = workload.header.unix_start_time or 0
+    t0 = (workload.header.unix_start_time or 0) if epoch else 0
     names = workload.header.partition_names
     submit = jobs["submit"].to_numpy(np.int64) + t0
     never = ((jobs["runtime"] <= 0) & ((jobs["alloc_procs"] <= 0) |

@@ -28,6 +28,9 @@ from advisor.whatif.unplayed import describe, unplayed
 
 #: the second tolerance every check reports beside max(2 s, bf_interval)
 MINUTE = 60
+#: a replay's window where none is given to a recommendation's check: the state is rebuilt
+#: this often (sampled futures run a day or three from one state)
+SPAN = 6 * 3600
 #: the jobs furthest off a check lists
 FURTHEST = 10
 #: the columns of a check's table of judged jobs (times epoch seconds)
@@ -60,6 +63,14 @@ class SiteCheck:
         err = _error(self.table)
         return self.table.assign(error=err).sort_values(
             "error", ascending=False, key=abs, kind="mergesort").head(n)
+
+    def summary(self) -> dict:
+        """What a recommendation carries of it: the figures, by partition, the window and
+        what was not played (no job list)."""
+        return {"source": self.source, "since": self.windows[0][0] if self.windows else None,
+                "until": self.windows[-1][1] if self.windows else None,
+                "tolerance_s": self.tolerance, **self.figures,
+                "partitions": self.by_partition(), "findings": list(self.findings)}
 
     def as_dict(self, top: int = FURTHEST) -> dict:
         far = self.furthest(top)

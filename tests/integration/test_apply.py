@@ -87,6 +87,10 @@ def test_recommend_apply_reorders_the_real_queue(included, tmp_path, capsys):
     code, doc, _ = _recommend(tmp_path, capsys, "--apply")
     assert code == 10, doc["reason"]
     assert doc["chosen"]["spec"] == "easy:SPF"
+    # the site was checked first: the day before, from its accounting (on a cluster
+    # started today, nothing to judge, and so no refusal)
+    site = doc["site_check"]
+    assert site["until"] - site["since"] == 86400 and site["until"] <= doc["snapshot_time"]
     applied = doc["applied"]
     assert "error" not in applied, applied
 
