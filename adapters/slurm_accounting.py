@@ -157,6 +157,6 @@ def parse_transactions(text: str) -> tuple[tuple[int, str], ...]:
         when = _event_time(r["Time"])
         if when is not None and r["Action"] in RULE_ACTIONS:
             info = r["Info"].strip()
-            out.append((when, f"{r['Action']} {r['Where']}"
+            out.append((when, f"sacctmgr {r['Action']} {r['Where']}"
                               + (f": {info[:60]}" if info else "")))
     return tuple(out)

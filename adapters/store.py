@@ -109,6 +109,16 @@ class Store:
                             "key FROM site_checks WHERE source = ? ORDER BY at DESC LIMIT ?)",
                             (source, source, KEPT_CHECKS))
 
+    def configurations(self, source: str, since: int, until: int) -> list[tuple[int, str]]:
+        """(snapshot time, configuration key) of each run of ``source`` (``slurm`` reads
+        ``slurm:cli``'s too) whose snapshot is between two epochs (runs recorded before
+        keys were: none)."""
+        rows = self.db.execute(
+            "SELECT snapshot_time, json_extract(doc, '$.config_key') FROM runs WHERE "
+            "(source = ? OR source LIKE ? || ':%') AND snapshot_time BETWEEN ? AND ? "
+            "ORDER BY snapshot_time", (source, source, since, until)).fetchall()
+        return [(int(t), k) for t, k in rows if k]
+
     def runs(self, limit: int = 20) -> list[dict]:
         """The last ``limit`` runs, newest first, with the figures a history shows: the
         queue's bounded slowdown, the chosen candidate's gain, the site check's share

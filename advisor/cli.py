@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from advisor import cli_args, interrupts
 from advisor import cli_common
 from advisor.cli_common import (EXIT_OK, _check_output, _compile_notice, _emit_json, _fd2_muted,
-                                _estimates, _exit_at_once, _moment, _progress, _shares,
+                                _estimates, _exit_at_once, _moment, _progress, _source,
                                 _trace_input)
 from advisor.cli_plugins import Command, commands
 from advisor.errors import AdvisorError, BadInput
@@ -175,16 +175,6 @@ def _against_static(args, out: Console, workload, every, settings, baseline, est
     else:
         out.print(advice_bench_table(workload, bench))
     return EXIT_OK
-
-
-def _source(args):
-    """The source ``--from`` names (``advisor.sources.open_source``), the policy and the
-    shares file read first, before any reading of the source."""
-    from advisor.plugins.spec import parse_policy
-    from advisor.sources import open_source
-    policy = parse_policy(args.policy) if args.policy else None
-    return open_source(args.source, policy, args.fair_share,
-                       _shares(args.fair_share, args.shares), cli_common._commands(args))
 
 
 def cmd_snapshot(args, out: Console) -> int:

@@ -32,6 +32,16 @@ def _moment(text: str, now: int, ago: bool = False) -> int:
     return now - parse_duration(text)
 
 
+def _source(args):
+    """The source ``--from`` names (``advisor.sources.open_source``), the policy and the
+    shares file read first, before any reading of the source."""
+    from advisor.plugins.spec import parse_policy
+    from advisor.sources import open_source
+    policy = parse_policy(args.policy) if args.policy else None
+    return open_source(args.source, policy, args.fair_share,
+                       _shares(args.fair_share, args.shares), _commands(args))
+
+
 def _estimates(text: str):
     """The estimate model of --estimates (checked when the line was parsed)."""
     from advisor.engine import Estimates

@@ -26,6 +26,9 @@ tried, the reservation made; ``DebugFlags=Backfill,BackfillMap,Priority`` at
 ``--save`` then holds each play's sub-second times from that log (its jobs' submissions,
 starts and ends, and the backfill cycles' beginnings, in milliseconds:
 ``advisor.studies.slurmctld_log``).
+``--forecast-at S`` takes, S seconds into each play, what ``advisor forecast`` reads, and
+prints after it each job pending then: its real start, the forecast's median and ``squeue
+--start``'s estimate taken at the same moment (issue 59, item 5).
 """
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ from advisor.adapters.swf import resolve_trace
 from advisor.studies.slurmctld_log import play_times
 from advisor.studies.validate import (CONFIGURATIONS, KNOB_PLAYS, behind_usage, evaluate,
                                       queued, scaled_jobs, with_resources)
+from tests.integration.site_play import Capture, forecast_against_slurm
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
 from tests.integration.slurm_release import RELEASES, release
 
@@ -88,6 +92,11 @@ def main() -> None:
                     help="the Slurm release the cluster runs (tests/integration)")
     ap.add_argument("--log-backfill", action="store_true",
                     help="log slurmctld's backfill decisions and keep the cluster's folder")
+    ap.add_argument("--forecast-at", type=float, metavar="S",
+                    help="S seconds into each play, take what advisor forecast reads (the "
+                         "snapshot with squeue --start's estimates, the finished jobs) and, "
+                         "after it, print each job pending then: its real start, the "
+                         "forecast's median and squeue's estimate")
     ap.add_argument("--json", help="write the figures and per-job tables here")
     ap.add_argument("--save", help="write the recordings here (per configuration: the "
                                    "slurm.conf settings, the snapshot, the sacct records) as "
@@ -103,7 +112,7 @@ def main() -> None:
     cluster = SlurmCluster(release=release(args.release)).start()
     if args.log_backfill:
         console.print(f"slurmctld's log: {cluster.root}/log/slurmctld.log")
-    results, raw = {}, {}
+    results, raw, forecasts = {}, {}, {}
     try:
         knobs = [c for pair in KNOB_PLAYS.values() for c in pair]
         names = args.config or (knobs if args.knobs else
@@ -128,7 +137,11 @@ def main() -> None:
             with cluster.reconfigured(**settings, **logging):
                 if args.reset_usage and args.accounts:
                     cluster.reset_usage(*args.accounts.split(","))
+                capture = Capture(args.forecast_at).start() if args.forecast_at else None
                 snapshot, records = play(jobs, SlurmCommands(), timeout=3600)
+            if capture is not None:
+                forecasts[name] = forecast_against_slurm(*capture.taken(), records)
+                console.print(forecast_table(name, args.forecast_at, forecasts[name]))
             raw[name] = {"settings": settings, "snapshot": snapshot.to_dict(),
                          "records": records}
             if args.log_backfill:  # the play's sub-second times (docs/simulation.md)
@@ -167,8 +180,27 @@ def main() -> None:
     if args.json:
         atomic_write(args.json, json.dumps(
             {k: {"slurm": v["slurm"], "textbook": v["textbook"], "wall_s": v["wall_s"],
-                 "table": v["table"].reset_index().to_dict("records")}
+                 "table": v["table"].reset_index().to_dict("records"),
+                 "forecasts": forecasts.get(k)}
              for k, v in results.items()}, indent=1, default=int))
+
+
+def forecast_table(name: str, at: float, rows: list[dict]) -> Table:
+    """Each job pending ``at`` s into the play: when it really started, the forecast's
+    median and squeue --start's estimate (s from then), and which was closer."""
+    table = Table(title=f"{name}: the jobs pending {at:g} s into the play (s from then)")
+    for col in ("job", "CPUs", "real", "forecast", "squeue --start", "closer"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        f, q = r["forecast"], r["squeue"]
+        closer = ("forecast" if q is None or (f is not None and abs(f - r["real"]) <
+                                               abs(q - r["real"]))
+                  else "tie" if f is not None and abs(f - r["real"]) == abs(q - r["real"])
+                  else "squeue")
+        table.add_row(str(r["job"]), str(r["cpus"]), str(r["real"]),
+                      "later" if f is None else str(f), "none" if q is None else str(q),
+                      closer)
+    return table
 
 
 if __name__ == "__main__":

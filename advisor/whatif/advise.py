@@ -126,11 +126,12 @@ class Advice:
         return release_of(self.snapshot.config.slurm_version).note
 
     def as_dict(self) -> dict:
-        """The recommendation, and the change in Slurm's words (None: keep)."""
+        """The recommendation, and the change in Slurm's words (None: keep); the
+        configuration's key (``config_key``: a later check tells a change of it)."""
         return {**self.recommendation.as_dict(),
                 "change_detail": self.change.as_dict() if self.change else None,
                 "history_note": self.history_note, "release_note": self.release_note,
-                "site_check": self.site_check}
+                "site_check": self.site_check, "config_key": config_key(self.snapshot)}
 
 
 def advise(source: Source, settings: Settings = Settings(), executor: Executor | None = None,
@@ -177,6 +178,8 @@ def site_check(source: Source, snapshot: Snapshot, settings: Settings,
     log = read(since, snapshot.time)
     if log is None:
         return None
+    log = with_configurations(log, snapshot, getattr(store, "configurations", None),
+                              source.name)
     done = check_site(log, snapshot.machine, snapshot.config, snapshot.accounting, since,
                       until, SPAN, decay_ran=snapshot.accounting.decay_ran,
                       usage_known_at=snapshot.time).summary()
@@ -188,12 +191,32 @@ def site_check(source: Source, snapshot: Snapshot, settings: Settings,
 
 def check_key(snapshot: Snapshot, since: int, until: int) -> str:
     """What a site check depends on besides the jobs: its window, the machine's nodes
-    and partitions, and the configuration's keys (not what is measured anew each run)."""
-    config = replace(snapshot.config.measured_as(SchedulingConfig()), utc_offset=0)
+    and partitions, and the configuration's keys (``config_key``)."""
     text = repr((since, until, snapshot.machine.partitions,
                  [(n.name, n.cpus, n.memory, n.gres) for n in snapshot.machine.nodes],
-                 config))
+                 config_key(snapshot)))
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def config_key(snapshot: Snapshot) -> str:
+    """The scheduling configuration in effect, as a key: its slurm.conf keys, not what is
+    measured anew each run (the backfill cycle's cost, slurmctld's start)."""
+    config = replace(snapshot.config.measured_as(SchedulingConfig()), utc_offset=0)
+    return hashlib.blake2b(repr(config).encode(), digest_size=8).hexdigest()
+
+
+def with_configurations(log: JobLog, snapshot: Snapshot, runs, source: str) -> JobLog:
+    """``log`` with the changes of configuration the recorded runs saw (``runs(source,
+    since, until)``: a store's (epoch, ``config_key``) of each run then): each run whose
+    key is not the configuration's now."""
+    if runs is None or not len(log):
+        return log
+    now = config_key(snapshot)
+    seen = [(at, key) for at, key in runs(source, int(log.jobs["submit"].min()),
+                                          log.read_at) if key and key != now]
+    return replace(log, changes=log.changes + tuple(
+        (at, "the configuration in effect differed from today's (advisor recommend's run "
+             "then)") for at, _ in seen))
 
 
 #: pending jobs a snapshot may hold: a simulation's cost grows faster than the queue, and a

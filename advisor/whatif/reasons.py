@@ -142,6 +142,12 @@ def decision_rules(settings: Settings = Settings()) -> list[str]:
         f"configuration in effect there, by any margin, at most once per --dwell "
         f"({format_duration(settings.dwell)}); the futures only check it: a pick they "
         f"tell apart as worse than the configuration in effect is not made.",
+        f"Over all of these, on a live cluster: when the check of its own past (--site-"
+        f"check, {format_duration(settings.site_check)} before the day of the decision, "
+        f"replayed from its accounting as advisor check does) started fewer than "
+        f"--fidelity-floor ({settings.fidelity_floor:.0%}) of its jobs within max(2 s, "
+        f"bf_interval) of their real start, no change is recommended: the reason says "
+        f"what the simulation alone would recommend.",
     ]
 
 

@@ -189,8 +189,8 @@ def findings(log: JobLog, table: pd.DataFrame, windows, left_out: dict[str, int]
                        "configuration before it may have differed; played as it is now")
         changed = [what for when, what in log.changes if begin <= when <= end]
         if changed:
-            out.append(f"sacctmgr changed associations or QOS {len(changed)} times within "
-                       f"the window ({changed[0]}): played as they are now")
+            out.append(f"the rules changed {len(changed)} times within the window (first: "
+                       f"{changed[0]}): played as they are now")
     held = table["reason"].str.startswith("JobHeld").sum() if len(table) else 0
     if held:
         out.append(f"{held} jobs were held (sacct: JobHeldUser/JobHeldAdmin): played from "

@@ -50,3 +50,54 @@ def play_with_events(cluster) -> tuple[int, int, dict[str, int]]:
             break
         time.sleep(1)
     return first, last, {"held": ids[2], "cancelled": ids[3]}
+
+
+class Capture:
+    """What ``advisor forecast`` reads, taken ``delay`` seconds after ``start()`` in a
+    thread (while a play submits its jobs): the snapshot (squeue --start's estimates in
+    it) and the finished jobs of the four weeks before. Whatever fails in the thread is
+    raised by ``taken()``."""
+
+    def __init__(self, delay: float):
+        import threading
+        self.delay, self.snapshot, self.history, self.error = delay, None, None, None
+        self.thread = threading.Timer(delay, self._take)
+
+    def start(self) -> Capture:
+        self.thread.start()
+        return self
+
+    def _take(self) -> None:
+        from advisor.adapters import slurm_cli
+        from advisor.model import SECONDS_PER_WEEK
+        try:
+            self.snapshot = slurm_cli.snapshot(slurm_cli.SlurmCommands())
+            self.history = slurm_cli.finished_jobs(
+                self.snapshot.time - 4 * SECONDS_PER_WEEK, slurm_cli.SlurmCommands())
+        except BaseException as e:     # (raised in the test's thread by taken())
+            self.error = e
+
+    def taken(self):
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.snapshot, self.history
+
+
+def forecast_against_slurm(snapshot, history, records) -> list[dict]:
+    """Each job pending in ``snapshot`` that started: its real start, the forecast's
+    median (20 futures) and squeue --start's estimate (None: none), seconds from the
+    snapshot."""
+    from advisor.whatif.forecast import forecast
+    real = {r["job_id"]: r["start"] for r in records if r["start"]}
+    done = forecast(snapshot, history, samples=20, horizon=3600)
+    rows = []
+    for row in done.table.itertuples():
+        if row.job_id not in real:
+            continue
+        t0 = snapshot.time
+        rows.append({"job": int(row.job_id), "cpus": int(row.cpus),
+                     "real": real[row.job_id] - t0,
+                     "forecast": None if row.median < 0 else int(row.median - t0),
+                     "squeue": None if row.slurm < 0 else int(row.slurm - t0)})
+    return rows

@@ -85,7 +85,7 @@ RULES = [
     (("advisor/cli_common", "advisor/cli_args"), ("advisor.cli_types", *UNDER_CLI)),
     (("advisor/cli_plugins",), ("advisor.cli_args", "advisor.cli_common", "advisor.cli_types",
                                 *UNDER_CLI)),
-    (("advisor/cli", "advisor/cli_check"),
+    (("advisor/cli", "advisor/cli_site"),
      ("advisor.cli_plugins", "advisor.cli_args", "advisor.cli_common", "advisor.cli_types",
       "advisor.bench", *UNDER_CLI)),
 ]

@@ -54,8 +54,8 @@ def advisor(site: Path, *args):
 def test_the_built_in_commands_and_the_families_come_through_one_registry():
     names = [c.name for c in commands()]
     assert names == sorted(names)
-    assert {"replay", "snapshot", "recommend", "report", "history", "check", "policies",
-            "compile", "bench", "tune", "plans", "queues", "classes", "coscheduling",
+    assert {"replay", "snapshot", "recommend", "report", "history", "check", "forecast",
+            "policies", "compile", "bench", "tune", "plans", "queues", "classes", "coscheduling",
             "timeshare"} == set(names)
 
 

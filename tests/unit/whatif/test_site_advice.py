@@ -14,7 +14,7 @@ from advisor.plugins.spec import parse_policy
 from advisor.settings import Settings
 from advisor.sources import open_source
 from advisor.views.advice import recommendation_view
-from advisor.whatif.advise import StaticSource, advise, check_key
+from advisor.whatif.advise import StaticSource, advise, check_key, config_key
 from advisor.whatif.decision import distrusted
 from advisor.whatif.past_state import trace_job_log
 from rich.console import Console
@@ -102,4 +102,19 @@ def test_a_day_s_runs_check_once(site, tmp_path):
         store.save_site_check("kth", f"k{k}", {"jobs": k}, now=k)
     kept = store.db.execute("SELECT COUNT(*) FROM site_checks WHERE source='kth'").fetchone()
     assert kept[0] == KEPT_CHECKS and store.site_check("kth", "k0") is None
+    store.close()
+
+
+def test_a_configuration_the_store_saw_in_the_window_is_named(site, tmp_path):
+    """A run recorded the day before under another configuration: the check says the
+    rules changed (played as they are now)."""
+    snap, history, log = site
+    store = Store(tmp_path / "advisor.sqlite")
+    earlier = snap.time - snap.time % 86400 - 3600
+    store.record({"snapshot_time": earlier, "config_key": "another"}, "kth", 0)
+    store.record({"snapshot_time": earlier, "config_key": config_key(snap)}, "kth", 0)
+    said = advise(StaticSource("kth", snap, history, log), replace(FAST, samples=0),
+                  store=store).site_check["findings"]
+    assert any("the rules changed 1 times within the window (first: the configuration "
+               "in effect differed" in f for f in said), said
     store.close()

@@ -125,14 +125,14 @@ def test_node_events_and_accounting_changes_are_named_within_the_window():
     cluster = Cluster("lab", (Node("n1", 8),), (Partition("p", ("n1",), default=True),))
     log = JobLog(job_log_table(rows), read_at=300, events=(
         NodeEvent("n1", 130, 140, "DRAIN", "x"), NodeEvent("n1", 900, -1, "DOWN", "y")),
-        changes=((125, "Modify Associations (id_assoc=5): shares=4"),))
+        changes=((125, "sacctmgr Modify Associations (id_assoc=5): shares=4"),))
     config = SchedulingConfig(booted=130)
     said = " | ".join(check_site(log, cluster, config, since=105, until=200).findings)
     assert "1 nodes were out of service (DRAIN) during the window: n1" in said
     assert "DOWN" not in said
     assert "slurmctld started within the window" in said
-    assert "sacctmgr changed associations or QOS 1 times within the window " \
-           "(Modify Associations (id_assoc=5): shares=4)" in said
+    assert "the rules changed 1 times within the window (first: sacctmgr Modify " \
+           "Associations (id_assoc=5): shares=4)" in said
 
 
 def log_row_base(job_id):
