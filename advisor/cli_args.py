@@ -15,7 +15,8 @@ from advisor.units import format_duration
 def trace_options(p: argparse.ArgumentParser, since_note: str = "") -> None:
     """What every command that plays a trace takes, with the same meaning everywhere."""
     p.add_argument("trace", nargs="?", help="an SWF trace (.swf or .swf.gz), or the name of a "
-                   "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE, LLNL-Atlas); default: "
+                   "bundled one (KTH-SP2, CTC-SP2, SDSC-SP2, SDSC-BLUE, LLNL-Atlas, CEA-Curie); "
+                   "default: "
                    "KTH-SP2")
     p.add_argument("--procs", type=count(1), help="machine size in CPUs (default: the "
                    "header's MaxProcs)")

@@ -31,11 +31,14 @@ from advisor.whatif.scenario import candidate_input, nice_of
 from tests.integration.test_slurm_snapshot import submit
 
 pytestmark = pytest.mark.slurm
+#: the site's check of the day before refuses nothing here: these tests are of --apply (a
+#: run near midnight would judge the session's own jobs; docs/check.md, section 3)
+TRUSTING = ("--fidelity-floor", "0")
 
 
 def _recommend(tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, str]:
     # (SPF zeroes the lab's PriorityWeightPartition, its policy: allowed here)
-    code = main(["recommend", "--from", "slurm:cli", "--candidate", "easy:SPF",
+    code = main(["recommend", "--from", "slurm:cli", *TRUSTING, "--candidate", "easy:SPF",
                  "--samples", "2", "--executor", "serial", "--store",
                  str(tmp_path / "a.sqlite"), "--json", "--replace-site-policy", *extra])
     out, err = capsys.readouterr()
@@ -80,8 +83,8 @@ def test_recommend_apply_reorders_the_real_queue(included, tmp_path, capsys):
 
     # the lab's partitions differ in PriorityJobFactor under PriorityWeightPartition=1000:
     # a policy SPF would zero, so it is refused unless the site allows it
-    assert main(["recommend", "--from", "slurm:cli", "--candidate", "easy:SPF", "--samples",
-                 "2", "--executor", "serial", "--no-store", "--apply"]) == 2
+    assert main(["recommend", "--from", "slurm:cli", *TRUSTING, "--candidate", "easy:SPF",
+                 "--samples", "2", "--executor", "serial", "--no-store", "--apply"]) == 2
     assert "PriorityWeightPartition=1000" in capsys.readouterr().err
     first = _simulated_first(SlurmCommands())   # the snapshot --apply will also see
     code, doc, _ = _recommend(tmp_path, capsys, "--apply")
@@ -173,7 +176,7 @@ def test_a_sigterm_during_apply_rolls_back(included, tmp_path):
     bin_dir = _scontrol_wrapped(tmp_path, "kill -TERM $PPID; sleep 5")
     before = fragment.read_text()
     done = subprocess.run([sys.executable, "-m", "advisor.cli", "recommend", "--from",
-                           "slurm:cli", "--candidate", "easy:SPF", "--samples", "2",
+                           "slurm:cli", *TRUSTING, "--candidate", "easy:SPF", "--samples", "2",
                            "--executor", "serial", "--store", str(tmp_path / "a.sqlite"),
                            "--replace-site-policy", "--apply", "--slurm-bin", str(bin_dir)],
                           capture_output=True, text=True, timeout=900)
@@ -226,7 +229,7 @@ def test_a_plan_is_applied_as_site_factors_in_plan_order(included, tmp_path, cap
     short jobs first: PLAN 2 does not keep them behind the wide one)."""
     slurm, fragment, lua = included
     blocker, wide, short = _queue(slurm)
-    code = main(["recommend", "--from", "slurm:cli", "--candidate", "plan2", "--samples",
+    code = main(["recommend", "--from", "slurm:cli", *TRUSTING, "--candidate", "plan2", "--samples",
                  "2", "--executor", "serial", "--store", str(tmp_path / "a.sqlite"),
                  "--json", "--apply"])
     out, err = capsys.readouterr()
@@ -267,7 +270,7 @@ def test_an_ordering_added_to_the_labs_policy_keeps_it(included, tmp_path, capsy
     assert _pending_by_priority(slurm)[0] == wide, "the test's premise"
     # the slurm mode plays the added form over the lab's weights: the short jobs first
     assert _simulated_first(SlurmCommands(), spec) == set(short)
-    code = main(["recommend", "--from", "slurm:cli", "--candidate", spec,
+    code = main(["recommend", "--from", "slurm:cli", *TRUSTING, "--candidate", spec,
                  "--samples", "2", "--executor", "serial", "--min-gain", "0", "--min-wins",
                  "0", "--risk", "1000", "--store", str(tmp_path / "a.sqlite"), "--json",
                  "--apply"])
@@ -309,7 +312,7 @@ def test_a_native_change_sets_exactly_its_keys_and_rolls_back(included, tmp_path
     slurm, fragment, lua = included
     _, _, short = _queue(slurm)
     before = _config_lines(slurm)
-    args = ["recommend", "--from", "slurm:cli", "--candidate", label, "--samples", "2",
+    args = ["recommend", "--from", "slurm:cli", *TRUSTING, "--candidate", label, "--samples", "2",
             "--executor", "serial", "--min-gain", "0", "--min-wins", "0", "--risk", "1000",
             "--store", str(tmp_path / "a.sqlite"), "--json", "--apply"]
 
