@@ -16,18 +16,8 @@ from dataclasses import replace
 from advisor.cli_args import _slurm_options, _source_options
 from advisor.cli_plugins import (EXIT_OK, Command, check_output, compile_notice, duration,
                                  emit_json, progress)
-from advisor.cli_types import count
+from advisor.cli_types import count, since_moment
 from advisor.errors import BadInput
-from advisor.units import check_since
-
-
-def _moment_text(text: str) -> str:
-    """A date or a duration (checked here; placed on the clock by the command)."""
-    try:
-        check_since(text)
-    except BadInput as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
 
 
 def check_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,11 +27,11 @@ def check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conf", metavar="FILE", help="a slurm.conf: the nodes, partitions "
                    "and scheduling keys to play (a trace needs one; a live cluster plays "
                    "the configuration in effect unless given one)")
-    p.add_argument("--since", type=_moment_text, metavar="WHEN", help="where the window "
+    p.add_argument("--since", type=since_moment, metavar="WHEN", help="where the window "
                    "begins: live, how far back (1d, 12h) or a local date (2026-11-01T08:00; "
                    "default 1d); a trace, a time since its start (40d) or a date in its "
                    "zone (default: its first submission)")
-    p.add_argument("--until", type=_moment_text, metavar="WHEN", help="where it ends, "
+    p.add_argument("--until", type=since_moment, metavar="WHEN", help="where it ends, "
                    "read as --since (default: now; a trace, a day after --since)")
     p.add_argument("--span", type=duration(60), default=6 * 3600, metavar="DURATION",
                    help="each replay's window: the state is rebuilt at its start (default "
