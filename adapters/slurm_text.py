@@ -203,7 +203,7 @@ def parse_config(text: str) -> SchedulingConfig:
         if text is None or (_unset(text) and kind in ("text", "list", "tres")):
             continue                        # Slurm's default, as the model's
         values[name] = config_value(text, kind, f"{where}, {key}",
-                                     getattr(defaults, name))
+                                    getattr(defaults, name))
     raw_sched = values.get("scheduler_parameters", {})
     return SchedulingConfig(**values, backfill=backfill_parameters(raw_sched),
                             booted=local_time(given.get("boot_time", "")))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,38 @@ class PastState:
     left_out: dict[str, tuple[int, ...]]
 
 
+class _Rows(NamedTuple):
+    """Which of a log's rows run at a moment, wait, arrive after it, are judged, and are
+    left out (cancelled before they started, in a reservation, started past the reach)."""
+
+    running: np.ndarray
+    waiting: np.ndarray
+    arriving: np.ndarray
+    judged: np.ndarray
+    cancelled: np.ndarray
+    reserved: np.ndarray
+    too_late: np.ndarray
+
+
+def _rows_at(jobs: pd.DataFrame, at: int, until: int, judge_pending: bool,
+             reach: int) -> _Rows:
+    start, end, submit = (jobs[c].to_numpy(np.int64) for c in ("start", "end", "submit"))
+    started = start >= 0
+    running = started & (start <= at) & ((end > at) | (end < 0))
+    gone = ~started & (end >= 0) & (end <= at)       # cancelled before the moment
+    waiting = (submit <= at) & (~started | (start > at)) & ~gone
+    reserved = (jobs["reservation"] != "").to_numpy()
+    candidates = ((waiting & judge_pending) | ((submit > at) & (submit <= until))) & \
+        started & ~reserved
+    judged = candidates & (start <= until + reach)
+    horizon = max(until, int(start[judged].max()) if judged.any() else until)
+    arriving = (submit > at) & (submit <= horizon)
+    return _Rows(running, waiting, arriving, judged,
+                 (waiting | arriving) & ~started & (end >= 0),
+                 (waiting | arriving | running) & reserved,
+                 candidates & (start > until + reach))
+
+
 def state_at(log: JobLog, at: int, until: int, cluster: Cluster, config: SchedulingConfig,
              accounting: Accounting = Accounting(), decay_ran: int | None = None,
              judge_pending: bool = True, reach: int = REACH,
@@ -69,27 +102,14 @@ def state_at(log: JobLog, at: int, until: int, cluster: Cluster, config: Schedul
     meets the competition it met). ``accounting``'s usage was read at
     ``usage_known_at`` (default: the log's reading)."""
     jobs = log.jobs
-    start, end, submit = (jobs[c].to_numpy(np.int64) for c in ("start", "end", "submit"))
-    started = start >= 0
-    running = started & (start <= at) & ((end > at) | (end < 0))
-    waiting = (submit <= at) & (~started | (start > at)) & ~(~started & (end >= 0) &
-                                                             (end <= at))
-    reserved = (jobs["reservation"] != "").to_numpy()
-    candidates = ((waiting & judge_pending) | ((submit > at) & (submit <= until))) & \
-        started & ~reserved
-    judged_rows = candidates & (start <= until + reach)
-    horizon = max(until, int(start[judged_rows].max()) if judged_rows.any() else until)
-    arriving = (submit > at) & (submit <= horizon)
+    r = _rows_at(jobs, at, until, judge_pending, reach)
     ids = jobs["job_id"].to_numpy(np.int64)
     out: dict[str, tuple[int, ...]] = {}
-    cancelled = (waiting | arriving) & ~started & (end >= 0)
-    _left_out(out, "jobs cancelled before they started (left out)", ids[cancelled])
+    _left_out(out, "jobs cancelled before they started (left out)", ids[r.cancelled])
     _left_out(out, f"jobs that started over {format_duration(reach)} after the window "
-                   "(not judged)", ids[candidates & (start > until + reach)])
-    in_reservation = (waiting | arriving | running) & reserved
-    _left_out(out, "jobs in an advanced reservation (left out)", ids[in_reservation])
-    play = (running | waiting | arriving) & ~cancelled & ~in_reservation
-    rows = jobs[play]
+                   "(not judged)", ids[r.too_late])
+    _left_out(out, "jobs in an advanced reservation (left out)", ids[r.reserved])
+    rows = jobs[(r.running | r.waiting | r.arriving) & ~r.cancelled & ~r.reserved]
     parts, fits, moved = _partitions(rows, cluster)
     played_ids = rows["job_id"].to_numpy(np.int64)
     _left_out(out, "jobs larger than their partition (left out)", played_ids[~fits])
@@ -97,11 +117,10 @@ def state_at(log: JobLog, at: int, until: int, cluster: Cluster, config: Schedul
     _left_out(out, "jobs in a partition the configuration does not have (played in "
                    f"{default})", played_ids[moved & fits])
     rows, parts = rows[fits], [p for p, ok in zip(parts, fits) if ok]
-    made = [_job(r, p, at) for r, p in zip(rows.itertuples(index=False), parts)]
-    runtimes = {j.job_id: _runtime(r, j, cluster, log.read_at)
-                for j, r in zip(made, rows.itertuples(index=False))}
-    kept = set(runtimes)
-    judged = tuple(int(i) for i in jobs["job_id"].to_numpy()[judged_rows] if int(i) in kept)
+    made = [_job(row, p, at) for row, p in zip(rows.itertuples(index=False), parts)]
+    runtimes = {j.job_id: _runtime(row, j, cluster, log.read_at)
+                for j, row in zip(made, rows.itertuples(index=False))}
+    judged = tuple(int(i) for i in ids[r.judged] if int(i) in runtimes)
     snapshot = Snapshot(
         time=at, machine=cluster,
         running=tuple(j for j in made if j.state == "RUNNING"),
