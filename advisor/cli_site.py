@@ -109,7 +109,8 @@ def _live_inputs(args) -> dict:
         raise BadInput("--until must come after --since")
     cluster = read_source("slurm", SourceOptions(commands=cli_common._commands(args)))
     snap = cluster.snapshot()
-    log = _recorded_configurations(cluster.job_log(since, until), snap, args.store)
+    # (read to now: the jobs submitted after the window that met its jobs arrive too)
+    log = _recorded_configurations(cluster.job_log(since, now), snap, args.store)
     machine, config = snap.machine, snap.config
     if args.conf:
         machine, config = read_slurm_conf(args.conf, name=machine.name)
