@@ -128,40 +128,29 @@ class ClusterError(RuntimeError):
     pass
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct free TCP ports on loopback (the OS picks them)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def consecutive_free_ports(n: int) -> int:
-    """The first of n consecutive free ports (slurm.conf gives slurmd ports as a range),
-    from a range of its own for each pytest-xdist worker (gw0, gw1, ...) so that clusters
-    started at once do not pick the same."""
+def worker_ports(n: int) -> list[int]:
+    """n consecutive free TCP ports on loopback for one cluster's daemons (slurm.conf gives
+    the slurmds' ports as a range), from a range of its own for each pytest-xdist worker
+    (gw0, gw1, ...) so that clusters started at once do not pick the same, and below the
+    kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up by default): a port
+    the OS hands out for a bind to port 0 may be taken as the source port of some other
+    process's connection before the daemon binds it, and the daemon then exits."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     first = 17001 + 1000 * (int(worker) if worker.isdigit() else 0)
-    for base in range(first, 60000, n):
+    for base in range(first, 32768 - n, n):
+        socks = []
         try:
-            socks = []
             for p in range(base, base + n):
                 s = socket.socket()
                 socks.append(s)
                 s.bind(("127.0.0.1", p))
-            return base
+            return list(range(base, base + n))
         except OSError:
             continue
         finally:
             for s in socks:
                 s.close()
-    raise ClusterError("no free port range for slurmd")
+    raise ClusterError("no free port range below 32768 for the cluster's daemons")
 
 
 def wait_for(what: str, check, timeout: float = 60.0, log: Path | None = None) -> None:
@@ -202,8 +191,7 @@ class SlurmCluster:
             (root / d).mkdir(parents=True, exist_ok=True)
         os.chmod(root, 0o755)
         shutil.chown(root / "mysql", "mysql", "mysql")
-        ctld_port, dbd_port, db_port = free_ports(3)
-        slurmd_base = consecutive_free_ports(NODES)
+        ctld_port, dbd_port, db_port, slurmd_base, *_ = worker_ports(3 + NODES)
         host = socket.gethostname().split(".")[0]
         conf = root / "etc" / "slurm.conf"
         cpu_nodes = NODES - len(GPU_NODES)
@@ -328,9 +316,19 @@ class SlurmCluster:
     def _all_idle(self) -> bool:
         for name, p in self.procs:
             if p.poll() is not None:
-                raise ClusterError(f"{name} exited with {p.returncode}; see {self.root}/log")
+                raise ClusterError(f"{name} exited with {p.returncode}; see {self.root}/log"
+                                   + self._log_tail(name))
         r = quiet(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"], env=self.env)
         return r.returncode == 0 and len(set(r.stdout.split())) == NODES
+
+    def _log_tail(self, name: str, lines: int = 15) -> str:
+        """The last lines a daemon wrote (its own log, else its captured output), so that a
+        CI log says why it exited."""
+        logs = self.root / "log"
+        for path in (logs / f"{name}.log", logs / f"{name}.out"):
+            if path.exists() and path.stat().st_size:
+                return "\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return ""
 
     # ---------------------------------------------------------------- use
     def run(self, *cmd: str, timeout: float = 30) -> str:
