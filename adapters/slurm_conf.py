@@ -16,7 +16,7 @@ from pathlib import Path
 
 from advisor.adapters.files import read_bytes
 from advisor.adapters.slurm_text import (backfill_parameters, config_value, expand_hostlist,
-                                         gres_counts, megabytes, slurm_duration)
+                                         gres_counts, megabytes, partition_record)
 from advisor.errors import BadInput
 from advisor.model import SLURM_CONF, Cluster, Node, Partition, SchedulingConfig
 
@@ -115,21 +115,15 @@ def _nodes(kv: dict[str, str], where: str) -> list[Node]:
 
 
 def _partition(kv: dict[str, str], nodes: tuple[str, ...], where: str) -> Partition:
-    members = nodes if kv.get("Nodes", "ALL").upper() == "ALL" else \
-        expand_hostlist(kv.get("Nodes", ""))
-    unknown = [n for n in members if n not in set(nodes)]
+    """A ``PartitionName`` line (without Nodes=: all of them, as the advisor has read
+    it), every node it names defined by a NodeName line."""
+    part = partition_record({"Nodes": "ALL", **kv}, nodes, where)
+    defined = set(nodes)
+    unknown = [n for n in part.nodes if n not in defined]
     if unknown:
-        raise BadInput(f"{where}: partition {kv['PartitionName']} names node {unknown[0]} "
+        raise BadInput(f"{where}: partition {part.name} names node {unknown[0]} "
                        "that no NodeName line defines")
-    return Partition(
-        name=kv["PartitionName"], nodes=members,
-        max_time=slurm_duration(kv.get("MaxTime", "UNLIMITED"), where),
-        default_time=slurm_duration(kv.get("DefaultTime", "NONE"), where),
-        priority_tier=_count(kv, "PriorityTier", where, 1),
-        priority_job_factor=_count(kv, "PriorityJobFactor", where, 1),
-        oversubscribe=kv.get("OverSubscribe", "NO").upper(),
-        default=kv.get("Default", "NO").upper() == "YES",
-        state=kv.get("State", "UP").upper())
+    return part
 
 
 def _count(kv: dict[str, str], key: str, where: str, default: int) -> int:

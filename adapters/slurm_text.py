@@ -95,20 +95,24 @@ def _records(text: str, what: str, key: str):
 
 def parse_partitions(text: str, nodes: tuple[str, ...] = ()) -> tuple[Partition, ...]:
     """``scontrol show partition -o``; ``Nodes=ALL`` expands to ``nodes``."""
-    out = []
-    for where, kv in _records(text, "partition", "PartitionName"):
-        members = nodes if kv.get("Nodes", "").upper() == "ALL" else \
-            expand_hostlist(kv.get("Nodes", ""))
-        out.append(Partition(
-            name=kv["PartitionName"], nodes=members,
-            max_time=slurm_duration(kv.get("MaxTime", "UNLIMITED"), where),
-            default_time=slurm_duration(kv.get("DefaultTime", "NONE"), where),
-            priority_tier=_int(kv.get("PriorityTier", "1"), where),
-            priority_job_factor=_int(kv.get("PriorityJobFactor", "1"), where),
-            oversubscribe=kv.get("OverSubscribe", "NO"),
-            default=kv.get("Default", "NO").upper() == "YES",
-            state=kv.get("State", "UP")))
-    return tuple(out)
+    return tuple(partition_record(kv, nodes, where)
+                 for where, kv in _records(text, "partition", "PartitionName"))
+
+
+def partition_record(kv: dict[str, str], nodes: tuple[str, ...], where: str) -> Partition:
+    """One partition's ``Key=Value`` fields, as scontrol prints them or a slurm.conf
+    ``PartitionName`` line writes them; ``Nodes=ALL`` expands to ``nodes``."""
+    members = nodes if kv.get("Nodes", "").upper() == "ALL" else \
+        expand_hostlist(kv.get("Nodes", ""))
+    return Partition(
+        name=kv["PartitionName"], nodes=members,
+        max_time=slurm_duration(kv.get("MaxTime", "UNLIMITED"), where),
+        default_time=slurm_duration(kv.get("DefaultTime", "NONE"), where),
+        priority_tier=_int(kv.get("PriorityTier", "1"), where),
+        priority_job_factor=_int(kv.get("PriorityJobFactor", "1"), where),
+        oversubscribe=kv.get("OverSubscribe", "NO").upper(),
+        default=kv.get("Default", "NO").upper() == "YES",
+        state=kv.get("State", "UP").upper())
 
 
 def parse_nodes(text: str) -> tuple[Node, ...]:

@@ -28,7 +28,7 @@ starts and ends, and the backfill cycles' beginnings, in milliseconds:
 ``advisor.studies.slurmctld_log``).
 ``--forecast-at S`` takes, S seconds into each play, what ``advisor forecast`` reads, and
 prints after it each job pending then: its real start, the forecast's median and ``squeue
---start``'s estimate taken at the same moment (issue 59, item 5).
+--start``'s estimate taken at the same moment.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ from advisor.adapters.swf import resolve_trace
 from advisor.studies.slurmctld_log import play_times
 from advisor.studies.validate import (CONFIGURATIONS, KNOB_PLAYS, behind_usage, evaluate,
                                       queued, scaled_jobs, with_resources)
-from tests.integration.site_play import Capture, forecast_against_slurm
+from tests.integration.site_play import Capture, closer, forecast_against_slurm
 from tests.integration.slurm_cluster import NODE_CPUS, NODE_MEMORY, NODES, SlurmCluster
 from tests.integration.slurm_release import RELEASES, release
 
@@ -193,13 +193,9 @@ def forecast_table(name: str, at: float, rows: list[dict]) -> Table:
         table.add_column(col, justify="right")
     for r in rows:
         f, q = r["forecast"], r["squeue"]
-        closer = ("forecast" if q is None or (f is not None and abs(f - r["real"]) <
-                                               abs(q - r["real"]))
-                  else "tie" if f is not None and abs(f - r["real"]) == abs(q - r["real"])
-                  else "squeue")
         table.add_row(str(r["job"]), str(r["cpus"]), str(r["real"]),
                       "later" if f is None else str(f), "none" if q is None else str(q),
-                      closer)
+                      closer(r))
     return table
 
 

@@ -67,7 +67,6 @@ def main() -> None:
             if config.priority_weight_fairshare > 0 else Accounting()
         for name, starts in sets.items():
             tables, shares = [], []
-            tolerance = max(2, config.backfill.bf_interval)
             for day in starts:
                 check = check_site(log, cluster, config, accounting, since=day,
                                    until=day + 86400, span=span)
@@ -75,7 +74,7 @@ def main() -> None:
                 shares.append(check.figures["within"])
                 console.print(f"{Path(path).stem} {name} {day}: {check.figures['jobs']} "
                               f"jobs, {check.figures['within']:.1%}", style="dim")
-            pooled = figures(pd.concat(tables, ignore_index=True), tolerance)
+            pooled = figures(pd.concat(tables, ignore_index=True), check.tolerance)
             rows.append({"conf": Path(path).stem, "set": name, **pooled,
                          "median_day": float(pd.Series(shares).median()),
                          "days": starts})

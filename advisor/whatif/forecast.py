@@ -51,12 +51,7 @@ class Forecast:
 
     def as_dict(self) -> dict:
         return {"time": self.time, "horizon_s": self.horizon, "samples": self.samples,
-                "jobs": [{k: _plain(v) for k, v in row.items()}
-                         for row in self.table.to_dict("records")]}
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
+                "jobs": self.table.to_dict("records")}
 
 
 def forecast(snapshot: Snapshot, history: pd.DataFrame, samples: int = SAMPLES,

@@ -279,9 +279,8 @@ def trace_job_log(workload: Workload, epoch: bool = True) -> JobLog:
     are), partitions by the names of its header's legend, groups as
     accounts (``g12``). A job that ran no second and was cancelled, or had no
     processor, never started: the SWF converters log a job cancelled while it waited so,
-    with its wait up to the cancel (14,715 of CEA-Curie's 17,471 cancelled jobs ran 0 s,
-    9,771 of them on no processor). A job without a logged wait is left out, and the log
-    says so."""
+    with its wait up to the cancel (docs/check.md). A job without a logged wait is left
+    out, and the log says so."""
     jobs = workload.jobs
     logged = jobs["wait"].to_numpy() >= 0
     if not logged.any():

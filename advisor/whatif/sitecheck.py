@@ -77,14 +77,9 @@ class SiteCheck:
         return {"source": self.source, "zone": self.zone, "tolerance_s": self.tolerance,
                 "windows": [list(w) for w in self.windows], **self.figures,
                 "partitions": self.by_partition(),
-                "furthest": [{k: _plain(v) for k, v in row.items()}
-                             for row in far.to_dict("records")],
+                "furthest": far.to_dict("records"),
                 "in_common": in_common(self.table, far),
                 "findings": list(self.findings), "left_out": dict(self.left_out)}
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _error(table: pd.DataFrame) -> pd.Series:
@@ -134,12 +129,13 @@ def check_site(log: JobLog, cluster: Cluster, config: SchedulingConfig,
     parts: list[pd.DataFrame] = []
     left_out: dict[str, set[int]] = {}
     played: list[PastState] = []
+    by_id = jobs.set_index("job_id")
     for k, (a, b) in enumerate(windows):
         state = state_at(log, a, b, cluster, config, accounting, decay_ran,
                          judge_pending=k == 0, usage_known_at=usage_known_at)
         for what, ids in state.left_out.items():
             left_out.setdefault(what, set()).update(ids)
-        parts.append(_replay(state, log, k, timing))
+        parts.append(_replay(state, by_id, k, timing))
         played.append(state)
         if on_progress:
             on_progress(k + 1, len(windows))
@@ -151,9 +147,10 @@ def check_site(log: JobLog, cluster: Cluster, config: SchedulingConfig,
     return SiteCheck(table, tolerance, windows, notes, log.source, log.zone, counts)
 
 
-def _replay(state: PastState, log: JobLog, window: int,
+def _replay(state: PastState, by_id: pd.DataFrame, window: int,
             timing: Timing | None) -> pd.DataFrame:
-    """The judged jobs of one replay, each with its simulated start."""
+    """The judged jobs of one replay, each with its simulated start (``by_id``: the
+    log's jobs indexed by id)."""
     snap, judged = state.snapshot, list(state.judged)
     if not judged:
         return pd.DataFrame(columns=list(JUDGED_COLUMNS))
@@ -161,7 +158,7 @@ def _replay(state: PastState, log: JobLog, window: int,
                       keep_nodes=True)
     sim = pd.Series(start_times(inp), index=inp.job_ids)
     jobs = {j.job_id: j for j in (*snap.pending, *state.arrivals)}
-    rows = log.jobs.set_index("job_id").loc[judged]
+    rows = by_id.loc[judged]
     return pd.DataFrame({
         "job_id": judged, "window": window,
         "partition": [jobs[i].partition for i in judged],

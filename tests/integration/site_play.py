@@ -84,6 +84,16 @@ class Capture:
         return self.snapshot, self.history
 
 
+def closer(row: dict) -> str:
+    """Which estimate of ``forecast_against_slurm``'s row is nearer its real start:
+    "forecast" (also where squeue --start gave none), "squeue" (also where the forecast
+    said later than its horizon) or "tie"."""
+    f, q, real = row["forecast"], row["squeue"], row["real"]
+    if q is None or (f is not None and abs(f - real) < abs(q - real)):
+        return "forecast"
+    return "tie" if f is not None and abs(f - real) == abs(q - real) else "squeue"
+
+
 def forecast_against_slurm(snapshot, history, records) -> list[dict]:
     """Each job pending in ``snapshot`` that started: its real start, the forecast's
     median (20 futures) and squeue --start's estimate (None: none), seconds from the
